@@ -1,0 +1,33 @@
+// `npm run -s keys:create -- --mode test|live [--account acct_…]`
+// Creates an account when none is named, then a secret key, and prints only the key on stdout.
+import { parseArgs } from 'node:util';
+import { accountExists, createAccount, createApiKey } from '../src/auth/keys.ts';
+import { loadConfig } from '../src/config.ts';
+import { migrate } from '../src/db/migrate.ts';
+import { connect, ensureDatabase, StartupError } from '../src/db/sql.ts';
+import { isId } from '../src/lib/ids.ts';
+
+function fail(message: string): never {
+  process.stderr.write(`error: ${message}\n`);
+  process.exit(1);
+}
+
+const { values } = parseArgs({ options: { mode: { type: 'string' }, account: { type: 'string' } } });
+if (values.mode !== 'test' && values.mode !== 'live') fail('--mode must be test or live');
+if (values.account !== undefined && !isId('acct', values.account)) fail(`--account is not an account id: ${values.account}`);
+
+try {
+  const config = loadConfig();
+  await ensureDatabase(config.databaseUrl);
+  const sql = connect(config.databaseUrl, 1);
+  await migrate(sql);
+  let account = values.account;
+  if (account && !(await accountExists(sql, account))) fail(`no such account: ${account}`);
+  account ??= await createAccount(sql);
+  const key = await createApiKey(sql, account, values.mode);
+  await sql.end();
+  process.stderr.write(`created a ${values.mode} key for ${account}\n`);
+  process.stdout.write(`${key}\n`);
+} catch (err) {
+  fail(err instanceof StartupError ? err.message : String(err));
+}

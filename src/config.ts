@@ -1,0 +1,64 @@
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', ''])
+  .default('false')
+  .transform((v) => v === 'true' || v === '1');
+
+const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
+
+const EnvSchema = z.object({
+  DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/payments'),
+  REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
+  /** Namespace for every Redis key (BullMQ prefix); lets several deployments or test files share one Redis. */
+  REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('payments'),
+  PORT: int(3000),
+  PUBLIC_BASE_URL: z.url().optional(),
+  CHECKOUT_URL: z.url().optional(),
+  PUBLIC_LINK_URL: z.url().optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  DB_POOL_MAX: int(20, 1),
+  API_KEY_CACHE_SECONDS: int(30),
+  SHUTDOWN_TIMEOUT_MS: int(15_000),
+  RECONCILE_INTERVAL_MS: int(60_000, 1000),
+  CHECKOUT_MIN_EXPIRY_SECONDS: int(1800, 1),
+  WEBHOOK_BACKOFF_BASE_MS: int(600_000, 1),
+  WEBHOOK_TIMEOUT_MS: int(10_000, 100),
+  WEBHOOK_ALLOW_INSECURE_TARGETS: bool,
+  ADMIN_USER: z.string().min(1).optional(),
+  ADMIN_PASSWORD: z.string().min(1).optional(),
+});
+
+export type Config = ReturnType<typeof loadConfig>;
+
+const trimSlash = (u: string) => u.replace(/\/+$/, '');
+
+/** Parses the environment once. The only place in the code base that reads env variables. */
+export function loadConfig(env: Record<string, string | undefined> = process.env) {
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new Error(`invalid configuration: ${issue.path.join('.')}: ${issue.message}`);
+  }
+  const e = parsed.data;
+  const publicBaseUrl = trimSlash(e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`);
+  return {
+    databaseUrl: e.DATABASE_URL,
+    redisUrl: e.REDIS_URL,
+    redisPrefix: e.REDIS_PREFIX,
+    port: e.PORT,
+    publicBaseUrl,
+    checkoutUrl: trimSlash(e.CHECKOUT_URL ?? `${publicBaseUrl}/checkout`),
+    publicLinkUrl: trimSlash(e.PUBLIC_LINK_URL ?? `${publicBaseUrl}/l`),
+    logLevel: e.LOG_LEVEL,
+    dbPoolMax: e.DB_POOL_MAX,
+    apiKeyCacheMs: e.API_KEY_CACHE_SECONDS * 1000,
+    shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
+    reconcileIntervalMs: e.RECONCILE_INTERVAL_MS,
+    checkoutMinExpirySeconds: e.CHECKOUT_MIN_EXPIRY_SECONDS,
+    webhookBackoffBaseMs: e.WEBHOOK_BACKOFF_BASE_MS,
+    webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
+    webhookAllowInsecureTargets: e.WEBHOOK_ALLOW_INSECURE_TARGETS,
+    admin: e.ADMIN_USER && e.ADMIN_PASSWORD ? { user: e.ADMIN_USER, password: e.ADMIN_PASSWORD } : null,
+  };
+}

@@ -1,0 +1,42 @@
+import { Router } from 'express';
+import type { Sql } from '../db/sql.ts';
+import { resourceMissing } from '../lib/errors.ts';
+import { parseListQuery, toList } from '../lib/pagination.ts';
+import { validate } from '../lib/validate.ts';
+import { presentCustomer } from './presenter.ts';
+import { CreateCustomer, ListCustomers, UpdateCustomer } from './schema.ts';
+import * as store from './store.ts';
+
+export function customersRouter(sql: Sql): Router {
+  const r = Router();
+
+  r.post('/', async (req, res) => {
+    const input = validate(CreateCustomer, req.body);
+    res.json(presentCustomer(await store.insertCustomer(sql, req.auth, input)));
+  });
+
+  r.get('/', async (req, res) => {
+    const q = parseListQuery(ListCustomers, req.query);
+    res.json(toList(await store.listCustomers(sql, req.auth, q), q, '/v1/customers', presentCustomer));
+  });
+
+  r.get('/:id', async (req, res) => {
+    const row = await store.findCustomer(sql, req.auth, req.params.id);
+    if (!row) throw resourceMissing('customer', req.params.id);
+    res.json(presentCustomer(row));
+  });
+
+  r.patch('/:id', async (req, res) => {
+    const patch = validate(UpdateCustomer, req.body);
+    const row = await store.updateCustomer(sql, req.auth, req.params.id, patch);
+    if (!row) throw resourceMissing('customer', req.params.id);
+    res.json(presentCustomer(row));
+  });
+
+  r.delete('/:id', async (req, res) => {
+    if (!(await store.deleteCustomer(sql, req.auth, req.params.id))) throw resourceMissing('customer', req.params.id);
+    res.json({ id: req.params.id, object: 'customer', deleted: true });
+  });
+
+  return r;
+}

@@ -1,0 +1,73 @@
+import type { Sql } from '../db/sql.ts';
+import { newId } from '../lib/ids.ts';
+import { keyset, type PageParams } from '../lib/pagination.ts';
+import { mergeMetadata, metadataOnCreate } from '../lib/validate.ts';
+import type { CreateCustomer, UpdateCustomer } from './schema.ts';
+
+export interface CustomerRow {
+  id: string;
+  account_id: string;
+  livemode: boolean;
+  email: string;
+  first_name: string;
+  last_name: string;
+  phone: string | null;
+  company_name: string | null;
+  notes: string | null;
+  metadata: Record<string, string>;
+  processor_customer_id: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface Owner {
+  accountId: string;
+  livemode: boolean;
+}
+
+export async function insertCustomer(sql: Sql, o: Owner, input: CreateCustomer): Promise<CustomerRow> {
+  const [row] = await sql<CustomerRow[]>`
+    insert into customers (id, account_id, livemode, email, first_name, last_name, phone, company_name, notes, metadata)
+    values (${newId('cus')}, ${o.accountId}, ${o.livemode}, ${input.email}, ${input.first_name ?? ''},
+            ${input.last_name ?? ''}, ${input.phone ?? null}, ${input.company_name ?? null}, ${input.notes ?? null},
+            ${sql.json(metadataOnCreate(input.metadata))})
+    returning *`;
+  return row!;
+}
+
+export async function findCustomer(sql: Sql, o: Owner, id: string): Promise<CustomerRow | undefined> {
+  const [row] = await sql<CustomerRow[]>`
+    select * from customers where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode}`;
+  return row;
+}
+
+/** Applies a partial update under a row lock, so that concurrent metadata merges do not lose a key. */
+export async function updateCustomer(sql: Sql, o: Owner, id: string, patch: UpdateCustomer): Promise<CustomerRow | undefined> {
+  return sql.begin(async (tx) => {
+    const [current] = await tx<CustomerRow[]>`
+      select * from customers where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} for update`;
+    if (!current) return undefined;
+    const { metadata, ...fields } = patch;
+    const next = { ...fields, metadata: tx.json(mergeMetadata(current.metadata, metadata)) };
+    const [row] = await tx<CustomerRow[]>`
+      update customers set ${tx(next as Record<string, unknown>)}, updated_at = now()
+      where id = ${id} returning *`;
+    return row;
+  }) as Promise<CustomerRow | undefined>;
+}
+
+export async function deleteCustomer(sql: Sql, o: Owner, id: string): Promise<boolean> {
+  const rows = await sql`
+    delete from customers where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} returning id`;
+  return rows.length > 0;
+}
+
+export async function listCustomers(sql: Sql, o: Owner, p: PageParams & { email?: string | undefined }): Promise<CustomerRow[]> {
+  const k = keyset(sql, p);
+  return sql<CustomerRow[]>`
+    select * from customers
+    where account_id = ${o.accountId} and livemode = ${o.livemode}
+      ${p.email !== undefined ? sql`and email = ${p.email}` : sql``}
+      ${k.where}
+    ${k.order} limit ${k.limit}`;
+}

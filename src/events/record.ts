@@ -1,0 +1,43 @@
+import type { Tx } from '../db/tx.ts';
+import { newId } from '../lib/ids.ts';
+import { nowUnix } from '../lib/time.ts';
+
+/** The API version stamped on every event (spec 9). */
+export const API_VERSION = '2026-11-01';
+
+export interface ApiObject {
+  id: string;
+  object: string;
+  livemode: boolean;
+}
+
+export interface Event {
+  id: string;
+  object: 'event';
+  livemode: boolean;
+  type: string;
+  api_version: string;
+  data: { object: ApiObject };
+  created: number;
+}
+
+/**
+ * Records an event in the caller's transaction (transactional outbox, DESIGN 1): the event exists
+ * exactly when the state change that caused it does. `object` is the resource as the API presents it.
+ */
+export async function recordEvent(tx: Tx, accountId: string, type: string, object: ApiObject): Promise<Event> {
+  const event: Event = {
+    id: newId('evt'),
+    object: 'event',
+    livemode: object.livemode,
+    type,
+    api_version: API_VERSION,
+    data: { object },
+    created: nowUnix(),
+  };
+  await tx.sql`
+    insert into events (id, account_id, livemode, type, api_version, data, created_at)
+    values (${event.id}, ${accountId}, ${event.livemode}, ${type}, ${API_VERSION},
+            ${tx.sql.json(event.data as never)}, to_timestamp(${event.created}))`;
+  return event;
+}

@@ -1,0 +1,103 @@
+import type { RequestHandler, Response } from 'express';
+import { createHash } from 'node:crypto';
+import type { Sql } from '../db/sql.ts';
+import { ApiError } from '../lib/errors.ts';
+
+const KEY_TTL = '24 hours';
+/** A first request that has held its key this long is taken to have died; the key can be used again. */
+const STALE_LOCK = '60 seconds';
+
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+const fingerprint = (method: string, path: string, body: unknown) =>
+  createHash('sha256').update(`${method} ${path}\n${canonical(body ?? {})}`).digest('hex');
+
+interface StoredKey {
+  fingerprint: string;
+  status: number | null;
+  response: unknown;
+  request_id: string;
+}
+
+/**
+ * `Idempotency-Key` on POST, as Stripe does it: the first answer (status and body) is kept for 24 h
+ * per account, mode and key and replayed for an identical retry; the key with another request is a
+ * 400; a retry while the first is still running is a 409 and never a second record.
+ */
+export function idempotency(sql: Sql): RequestHandler {
+  return async (req, res, next) => {
+    const key = req.get('Idempotency-Key');
+    if (req.method !== 'POST' || key === undefined) return next();
+    if (key.length === 0 || key.length > 255) {
+      throw new ApiError('idempotency_key_invalid', 'Idempotency-Key must be 1 to 255 characters long.');
+    }
+    const { accountId, livemode } = req.auth;
+    const fp = fingerprint(req.method, req.originalUrl.split('?')[0]!, req.body);
+
+    // Claim the key: a new row, or an expired or abandoned one taken over.
+    const claimed = await sql`
+      insert into idempotency_keys (account_id, livemode, key, fingerprint, locked_at, request_id)
+      values (${accountId}, ${livemode}, ${key}, ${fp}, now(), ${req.id})
+      on conflict (account_id, livemode, key) do update
+        set fingerprint = excluded.fingerprint, locked_at = now(), status = null, response = null,
+            request_id = excluded.request_id, created_at = now()
+        where idempotency_keys.created_at < now() - ${KEY_TTL}::interval
+           or (idempotency_keys.status is null and idempotency_keys.locked_at < now() - ${STALE_LOCK}::interval)
+      returning 1`;
+
+    if (claimed.length === 0) {
+      const [prior] = await sql<StoredKey[]>`
+        select fingerprint, status, response, request_id from idempotency_keys
+        where account_id = ${accountId} and livemode = ${livemode} and key = ${key}`;
+      if (!prior) throw new ApiError('idempotency_key_in_progress', 'This Idempotency-Key is in use; retry shortly.');
+      if (prior.fingerprint !== fp) {
+        throw new ApiError(
+          'idempotency_key_reused',
+          'Keys for idempotent requests can only be used with the same method, path and parameters they were first used with.',
+        );
+      }
+      if (prior.status === null) {
+        throw new ApiError('idempotency_key_in_progress', 'A request with this Idempotency-Key is still being processed; retry shortly.');
+      }
+      res.setHeader('Idempotent-Replayed', 'true');
+      res.setHeader('Original-Request', prior.request_id);
+      res.status(prior.status).json(prior.response);
+      return;
+    }
+
+    captureResponse(res, async (status, body) => {
+      if (status >= 500) {
+        // Nothing was committed: free the key so that a retry runs the request again.
+        await sql`delete from idempotency_keys where account_id = ${accountId} and livemode = ${livemode} and key = ${key}`;
+      } else {
+        await sql`
+          update idempotency_keys set status = ${status}, response = ${sql.json(body as never)}, locked_at = null
+          where account_id = ${accountId} and livemode = ${livemode} and key = ${key}`;
+      }
+    });
+    next();
+  };
+}
+
+/** Stores the answer before it is sent, so that a retry right after it sees the stored answer. */
+function captureResponse(res: Response, store: (status: number, body: unknown) => Promise<void>): void {
+  const send = res.json.bind(res);
+  res.json = (body: unknown) => {
+    res.json = send;
+    store(res.statusCode, body).then(
+      () => send(body),
+      (err: unknown) => {
+        res.req.log.error({ err }, 'could not store idempotent response');
+        send(body);
+      },
+    );
+    return res;
+  };
+}

@@ -1,0 +1,79 @@
+import { z } from 'zod';
+import type postgres from 'postgres';
+import { ApiError } from './errors.ts';
+import { isId, type IdPrefix } from './ids.ts';
+import { validate } from './validate.ts';
+
+/**
+ * Keyset pagination on time-ordered ids (DESIGN 2). A cursor is only compared, never looked up,
+ * so it keeps working after its row is deleted, and a deep page costs what the first one does.
+ */
+export interface PageParams {
+  limit: number;
+  starting_after?: string | undefined;
+  ending_before?: string | undefined;
+}
+
+export interface ListEnvelope<T> {
+  object: 'list';
+  url: string;
+  has_more: boolean;
+  data: T[];
+}
+
+const cursor = (prefix: IdPrefix) =>
+  z.string().refine((v) => isId(prefix, v), `must be the id of a ${prefix}_ object`).optional();
+
+/** The query schema of a list endpoint: limit, the two cursors, and the resource's own filters. */
+export function listQuerySchema<F extends z.ZodRawShape>(prefix: IdPrefix, filters: F) {
+  return z.strictObject({
+    limit: z.coerce
+      .number({ error: 'limit must be an integer between 1 and 100' })
+      .int('limit must be an integer between 1 and 100')
+      .min(1, 'limit must be an integer between 1 and 100')
+      .max(100, 'limit must be an integer between 1 and 100')
+      .default(10),
+    starting_after: cursor(prefix),
+    ending_before: cursor(prefix),
+    ...filters,
+  });
+}
+
+/** Validates a list query; sending both cursors is a 400. */
+export function parseListQuery<S extends z.ZodType<PageParams>>(schema: S, query: unknown): z.output<S> {
+  const q = validate(schema, query, 'query');
+  if (q.starting_after && q.ending_before) {
+    throw new ApiError(
+      'pagination_cursors_conflict',
+      'You may only specify one of these parameters: starting_after, ending_before.',
+      'ending_before',
+    );
+  }
+  return q;
+}
+
+/**
+ * The keyset part of a list query: `and id < cursor order by id desc limit n+1` going forward,
+ * `and id > cursor order by id asc` going backward (the rows are put back newest first after).
+ */
+export function keyset(sql: postgres.Sql, p: PageParams, column = 'id') {
+  const col = sql(column);
+  const backward = p.ending_before !== undefined;
+  return {
+    where: p.starting_after
+      ? sql`and ${col} < ${p.starting_after}`
+      : backward
+        ? sql`and ${col} > ${p.ending_before!}`
+        : sql``,
+    order: backward ? sql`order by ${col} asc` : sql`order by ${col} desc`,
+    limit: p.limit + 1,
+  };
+}
+
+/** Turns the `limit + 1` rows of a keyset query into a list envelope, newest first. */
+export function toList<R, T>(rows: readonly R[], p: PageParams, url: string, present: (row: R) => T): ListEnvelope<T> {
+  const has_more = rows.length > p.limit;
+  const page = rows.slice(0, p.limit);
+  if (p.ending_before !== undefined) page.reverse();
+  return { object: 'list', url, has_more, data: page.map(present) };
+}

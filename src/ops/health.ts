@@ -1,0 +1,23 @@
+import { Router } from 'express';
+import type { Services } from '../services.ts';
+
+const withTimeout = <T>(p: Promise<T>, ms: number) =>
+  Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
+
+/** Unauthenticated probes: /healthz says the process is up, /readyz that Postgres and Redis answer. */
+export function healthRouter(s: Services): Router {
+  const r = Router();
+  r.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  r.get('/readyz', async (_req, res) => {
+    const [pg, redis] = await Promise.allSettled([
+      withTimeout(s.sql`select 1`, 2000),
+      withTimeout(s.redis.ping(), 2000),
+    ]);
+    const checks = { postgres: pg.status === 'fulfilled' ? 'ok' : 'down', redis: redis.status === 'fulfilled' ? 'ok' : 'down' };
+    const ok = checks.postgres === 'ok' && checks.redis === 'ok';
+    res.status(ok ? 200 : 503).json({ status: ok ? 'ok' : 'unavailable', checks });
+  });
+  return r;
+}

@@ -1,0 +1,52 @@
+import { Queue, type JobsOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+
+/** Every queue of the service. Workers and producers name queues only through this table. */
+export const QUEUE_NAMES = {
+  maintenance: 'maintenance',
+  sessionExpiry: 'session-expiry',
+  webhookDelivery: 'webhook-delivery',
+  linkCounters: 'link-counters',
+  processor: 'processor',
+  reconcile: 'reconcile',
+} as const;
+export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
+
+/** Retry and retention defaults shared by every job (a queue may override them per job). */
+export const DEFAULT_JOB_OPTIONS: JobsOptions = {
+  attempts: 5,
+  backoff: { type: 'exponential', delay: 1000 },
+  removeOnComplete: { age: 3600, count: 1000 },
+  removeOnFail: { age: 7 * 24 * 3600 },
+};
+
+/** Lazily opened BullMQ queues on one shared connection, under the deployment's key prefix. */
+export class Queues {
+  private readonly open = new Map<QueueName, Queue>();
+  readonly redis: Redis;
+  readonly prefix: string;
+
+  constructor(redis: Redis, prefix: string) {
+    this.redis = redis;
+    this.prefix = prefix;
+  }
+
+  get(name: QueueName): Queue {
+    let q = this.open.get(name);
+    if (!q) {
+      q = new Queue(name, { connection: this.redis, prefix: this.prefix, defaultJobOptions: DEFAULT_JOB_OPTIONS });
+      q.on('error', () => {}); // connection errors surface through /readyz and job retries
+      this.open.set(name, q);
+    }
+    return q;
+  }
+
+  all(): Queue[] {
+    return Object.values(QUEUE_NAMES).map((n) => this.get(n));
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.open.values()].map((q) => q.close()));
+    this.open.clear();
+  }
+}

@@ -1,0 +1,18 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+let t: TestServer;
+beforeAll(async () => {
+  t = await startTestServer();
+});
+afterAll(() => t.close());
+
+describe('account', () => {
+  it('when a test key calls /v1/account, then it answers the account in test mode', async () => {
+    const a = await t.account();
+    const res = await t.request('GET', '/v1/account', { key: a.test });
+    expect(res.status).toBe(200);
+    expect(res.body).toEqual({ id: a.accountId, object: 'account', livemode: false });
+    expect(res.headers.get('request-id')).toMatch(/^req_/);
+  });
+});

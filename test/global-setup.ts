@@ -1,0 +1,82 @@
+import net from 'node:net';
+import postgres from 'postgres';
+import type { TestProject } from 'vitest/node';
+import { migrate } from '../src/db/migrate.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    databaseUrl: string;
+    redisUrl: string;
+    templateDb: string;
+  }
+}
+
+const reachable = (host: string, port: number) =>
+  new Promise<boolean>((resolve) => {
+    const sock = net.connect({ host, port, timeout: 1000 });
+    sock.once('connect', () => (sock.destroy(), resolve(true)));
+    sock.once('error', () => resolve(false));
+    sock.once('timeout', () => (sock.destroy(), resolve(false)));
+  });
+
+/**
+ * Where the tests find Postgres and Redis: DATABASE_URL / REDIS_URL when given, else the local
+ * services when they answer, else containers through testcontainers when Docker answers.
+ */
+async function resolveServices(): Promise<{ databaseUrl: string; redisUrl: string; stop: () => Promise<void> }> {
+  let databaseUrl = process.env.DATABASE_URL;
+  let redisUrl = process.env.REDIS_URL;
+  const stops: Array<() => Promise<unknown>> = [];
+  if (!databaseUrl && (await reachable('127.0.0.1', 5432))) databaseUrl = 'postgres://postgres@127.0.0.1:5432/payments';
+  if (!redisUrl && (await reachable('127.0.0.1', 6379))) redisUrl = 'redis://127.0.0.1:6379';
+  if (!databaseUrl || !redisUrl) {
+    const { getContainerRuntimeClient } = await import('testcontainers');
+    try {
+      await getContainerRuntimeClient();
+    } catch {
+      throw new Error(
+        `tests need PostgreSQL and Redis: ${!databaseUrl ? 'no PostgreSQL answers on 127.0.0.1:5432 and DATABASE_URL is not set' : ''}` +
+          `${!databaseUrl && !redisUrl ? '; ' : ''}${!redisUrl ? 'no Redis answers on 127.0.0.1:6379 and REDIS_URL is not set' : ''}` +
+          ', and no Docker engine answers for testcontainers. Start them (see .ci/run) or set the URLs.',
+      );
+    }
+    if (!databaseUrl) {
+      const { PostgreSqlContainer } = await import('@testcontainers/postgresql');
+      const pg = await new PostgreSqlContainer('postgres:15-alpine').start();
+      stops.push(() => pg.stop());
+      databaseUrl = pg.getConnectionUri();
+    }
+    if (!redisUrl) {
+      const { RedisContainer } = await import('@testcontainers/redis');
+      const redis = await new RedisContainer('redis:7-alpine').start();
+      stops.push(() => redis.stop());
+      redisUrl = redis.getConnectionUrl();
+    }
+  }
+  return { databaseUrl, redisUrl, stop: async () => void (await Promise.all(stops.map((s) => s()))) };
+}
+
+export default async function setup(project: TestProject) {
+  const { databaseUrl, redisUrl, stop } = await resolveServices();
+  const templateDb = `payments_test_template_${process.pid}`;
+  const admin = new URL(databaseUrl);
+  admin.pathname = '/postgres';
+  const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
+  await sql`drop database if exists ${sql(templateDb)} with (force)`;
+  await sql`create database ${sql(templateDb)}`;
+  const tpl = new URL(databaseUrl);
+  tpl.pathname = `/${templateDb}`;
+  const tsql = postgres(tpl.toString(), { max: 1, onnotice: () => {} });
+  await migrate(tsql);
+  await tsql.end();
+
+  project.provide('databaseUrl', databaseUrl);
+  project.provide('redisUrl', redisUrl);
+  project.provide('templateDb', templateDb);
+
+  return async () => {
+    await sql`drop database if exists ${sql(templateDb)} with (force)`;
+    await sql.end();
+    await stop();
+  };
+}

@@ -1,0 +1,135 @@
+import http, { type RequestListener } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import pino from 'pino';
+import { inject } from 'vitest';
+import { createApp } from '../../src/app.ts';
+import { accountExists, createAccount, createApiKey, type Mode } from '../../src/auth/keys.ts';
+import { loadConfig } from '../../src/config.ts';
+import { closeServices, createServices, type Services } from '../../src/services.ts';
+import { startWorkers, WORKERS, type RunningWorkers } from '../../workers/index.ts';
+import type { WorkerDefinition } from '../../workers/types.ts';
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface RequestOptions {
+  key?: string | null;
+  body?: unknown;
+  /** Sent as is, with no JSON encoding and no content type unless given in headers. */
+  rawBody?: string;
+  headers?: Record<string, string>;
+}
+
+export interface TestServer {
+  url: string;
+  s: Services;
+  /** The per-file database, for checks behind the API's back. */
+  sql: postgres.Sql;
+  workers: RunningWorkers | null;
+  request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<ApiResponse<T>>;
+  /** A fresh account with a test key and a live key. */
+  account(): Promise<{ accountId: string; test: string; live: string }>;
+  key(accountId: string, mode: Mode): Promise<string>;
+  close(): Promise<void>;
+}
+
+export interface TestServerOptions {
+  /** true: every worker; a list: only those; default none. */
+  workers?: boolean | WorkerDefinition<never>[];
+  env?: Record<string, string>;
+}
+
+/**
+ * The service on an ephemeral port, on a database of its own cloned from the migrated template,
+ * under a Redis prefix of its own: one per test file, so files never see each other's data.
+ */
+export async function startTestServer(opts: TestServerOptions = {}): Promise<TestServer> {
+  const name = `t_${randomBytes(6).toString('hex')}`;
+  const base = new URL(inject('databaseUrl'));
+  const admin = new URL(base);
+  admin.pathname = '/postgres';
+  const adminSql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await adminSql`create database ${adminSql(name)} template ${adminSql(inject('templateDb'))}`;
+      break;
+    } catch (err) {
+      if (attempt > 20) throw err; // the template is briefly busy while another file clones it
+      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+    }
+  }
+  const dbUrl = new URL(base);
+  dbUrl.pathname = `/${name}`;
+
+  let handler: RequestListener = (_req, res) => res.writeHead(503).end();
+  const server = http.createServer((req, res) => handler(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+
+  const config = loadConfig({
+    DATABASE_URL: dbUrl.toString(),
+    REDIS_URL: inject('redisUrl'),
+    REDIS_PREFIX: name,
+    PORT: String(port),
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...opts.env,
+  });
+  const s = await createServices(config, pino({ level: config.logLevel }));
+  handler = createApp(s);
+  const defs = opts.workers === true ? WORKERS : opts.workers || [];
+  const workers = defs.length ? await startWorkers(s, defs) : null;
+  const url = `http://127.0.0.1:${port}`;
+
+  const request = async (method: string, path: string, o: RequestOptions = {}) => {
+    const headers: Record<string, string> = { ...o.headers };
+    if (o.key) headers.authorization = `Bearer ${o.key}`;
+    let body: string | undefined = o.rawBody;
+    if (o.body !== undefined) {
+      body = JSON.stringify(o.body);
+      headers['content-type'] ??= 'application/json';
+    }
+    const res = await fetch(url + path, { method, headers, body, redirect: 'manual' });
+    const text = await res.text();
+    let parsed: unknown = text;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      /* not JSON: keep the text */
+    }
+    return { status: res.status, headers: res.headers, body: parsed as any };
+  };
+
+  const key = async (accountId: string, mode: Mode) => {
+    if (!(await accountExists(s.sql, accountId))) throw new Error(`no account ${accountId}`);
+    return createApiKey(s.sql, accountId, mode);
+  };
+
+  return {
+    url,
+    s,
+    sql: s.sql,
+    workers,
+    request,
+    key,
+    async account() {
+      const accountId = await createAccount(s.sql);
+      return { accountId, test: await key(accountId, 'test'), live: await key(accountId, 'live') };
+    },
+    async close() {
+      await workers?.close();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      const keys = await s.redis.keys(`${name}:*`);
+      if (keys.length) await s.redis.del(...keys);
+      await closeServices(s);
+      await adminSql`drop database if exists ${adminSql(name)} with (force)`;
+      await adminSql.end();
+    },
+  };
+}

@@ -1,0 +1,26 @@
+import type { Services } from '../src/services.ts';
+import type { WorkerDefinition } from './types.ts';
+
+/**
+ * A repair pass over Postgres, the source of truth: each one finds work that is due but has no
+ * live job (Redis flushed, a worker killed) and enqueues it again. Jobs have deterministic ids,
+ * so enqueueing what is already queued is a no-op.
+ */
+export interface Reconciler {
+  name: string;
+  run(s: Services): Promise<number>;
+}
+
+/** Every component with due work adds its reconciler here. */
+export const RECONCILERS: Reconciler[] = [];
+
+export const reconcileWorker: WorkerDefinition = {
+  queue: 'reconcile',
+  concurrency: 1,
+  schedules: (s) => [{ id: 'reconcile', everyMs: s.config.reconcileIntervalMs, name: 'reconcile' }],
+  async process(_job, s) {
+    const repaired: Record<string, number> = {};
+    for (const r of RECONCILERS) repaired[r.name] = await r.run(s);
+    return repaired;
+  },
+};
