@@ -1,11 +1,19 @@
 import express, { Router } from 'express';
+import { ADMIN_QUEUES_PATH, adminQueuesRouter } from './admin/board.ts';
 import { accountRouter } from './auth/routes.ts';
 import { authenticate } from './auth/middleware.ts';
+import { checkoutMountPath, checkoutPagesRouter } from './checkout/pages.ts';
+import { checkoutSessionsRouter } from './checkout/routes.ts';
 import { customersRouter } from './customers/routes.ts';
+import { eventsRouter, eventTypesRouter } from './events/routes.ts';
 import { idempotency } from './idempotency/middleware.ts';
 import { errorHandler, jsonBody, notFound, requestContext } from './lib/http.ts';
 import { healthRouter } from './ops/health.ts';
+import { publicLinkMountPath, publicLinksRouter } from './payment-links/public.ts';
+import { paymentLinksRouter } from './payment-links/routes.ts';
+import { paymentsRouter } from './payments/routes.ts';
 import type { Services } from './services.ts';
+import { webhookEndpointsRouter } from './webhooks/routes.ts';
 
 /** The web process: the /v1 API, the hosted pages and the operational probes. */
 export function createApp(s: Services): express.Express {
@@ -15,13 +23,24 @@ export function createApp(s: Services): express.Express {
   app.set('trust proxy', 'loopback');
   app.use(requestContext(s.log));
   app.use(healthRouter(s));
+  const board = adminQueuesRouter(s); // null unless ADMIN_USER and ADMIN_PASSWORD are set
+  if (board) app.use(ADMIN_QUEUES_PATH, board);
+  // Hosted checkout pages (HTML, helmet, urlencoded forms) before the JSON API.
+  app.use(checkoutMountPath(s.config.checkoutUrl) || '/', checkoutPagesRouter(s));
+  app.use(publicLinkMountPath(s.config.publicLinkUrl) || '/', publicLinksRouter(s));
 
   const v1 = Router();
   v1.use(authenticate(s.sql, s.config.apiKeyCacheMs));
   v1.use(jsonBody);
   v1.use(idempotency(s.sql));
   v1.use('/account', accountRouter());
-  v1.use('/customers', customersRouter(s.sql));
+  v1.use('/customers', customersRouter(s));
+  v1.use('/payment-links', paymentLinksRouter(s));
+  v1.use('/checkout/sessions', checkoutSessionsRouter(s));
+  v1.use('/payments', paymentsRouter(s));
+  v1.use('/webhook-endpoints', webhookEndpointsRouter(s));
+  v1.use('/events', eventsRouter(s));
+  v1.use('/event-types', eventTypesRouter());
   app.use('/v1', v1);
 
   app.use(notFound);

@@ -21,6 +21,8 @@ const EnvSchema = z.object({
   API_KEY_CACHE_SECONDS: int(30),
   SHUTDOWN_TIMEOUT_MS: int(15_000),
   RECONCILE_INTERVAL_MS: int(60_000, 1000),
+  /** How long a worker's job lock lasts; a job whose worker died runs again once it expires. */
+  WORKER_LOCK_MS: int(30_000, 500),
   CHECKOUT_MIN_EXPIRY_SECONDS: int(1800, 1),
   WEBHOOK_BACKOFF_BASE_MS: int(600_000, 1),
   WEBHOOK_TIMEOUT_MS: int(10_000, 100),
@@ -55,6 +57,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     apiKeyCacheMs: e.API_KEY_CACHE_SECONDS * 1000,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     reconcileIntervalMs: e.RECONCILE_INTERVAL_MS,
+    workerLockMs: e.WORKER_LOCK_MS,
     checkoutMinExpirySeconds: e.CHECKOUT_MIN_EXPIRY_SECONDS,
     webhookBackoffBaseMs: e.WEBHOOK_BACKOFF_BASE_MS,
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,

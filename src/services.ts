@@ -4,6 +4,9 @@ import { connect, ensureDatabase, type Sql } from './db/sql.ts';
 import { createLogger, type Logger } from './lib/logger.ts';
 import { connectRedis } from './queue/redis.ts';
 import { Queues } from './queue/queues.ts';
+import { createSimulator } from './processor/simulator.ts';
+import type { Processor } from './processor/types.ts';
+import { DeliveryJobs, registerDeliveryJobs } from './webhooks/jobs.ts';
 
 /** What every part of the service is handed: built once here (the composition root), passed explicitly. */
 export interface Services {
@@ -12,6 +15,10 @@ export interface Services {
   sql: Sql;
   redis: Redis;
   queues: Queues;
+  /** The card processor: the built-in simulator in both modes (no real processor is wired up). */
+  processor: Processor;
+  /** Run first by closeServices, while Redis and Postgres are still open (flushing buffers). */
+  beforeClose: Array<() => Promise<void>>;
 }
 
 export async function createServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
@@ -19,10 +26,13 @@ export async function createServices(config: Config, log: Logger = createLogger(
   const redis = await connectRedis(config.redisUrl);
   const sql = connect(config.databaseUrl, config.dbPoolMax);
   const queues = new Queues(redis, config.redisPrefix);
-  return { config, log, sql, redis, queues };
+  // recordEvent holds only a transaction: it finds the webhook queue through the pool.
+  registerDeliveryJobs(sql, new DeliveryJobs(queues.get('webhook-delivery'), config.webhookBackoffBaseMs));
+  return { config, log, sql, redis, queues, processor: createSimulator(), beforeClose: [] };
 }
 
 export async function closeServices(s: Services): Promise<void> {
+  for (const hook of s.beforeClose.splice(0)) await hook().catch((err: unknown) => s.log.warn({ err }, 'close hook failed'));
   await s.queues.close();
   await s.sql.end({ timeout: 5 });
   await s.redis.quit().catch(() => s.redis.disconnect());

@@ -1,11 +1,15 @@
 import { Worker } from 'bullmq';
 import type { Services } from '../src/services.ts';
+import { linkCountersWorker } from './link-counters.ts';
 import { maintenanceWorker } from './maintenance.ts';
+import { processorWorker } from './processor.ts';
 import { reconcileWorker } from './reconcile.ts';
+import { sessionExpiryWorker } from './session-expiry.ts';
 import type { WorkerDefinition } from './types.ts';
+import { webhookDeliveryWorker } from './webhook-delivery.ts';
 
 /** Every worker of the service; `npm run start:worker` and `npm start` run them all. */
-export const WORKERS: WorkerDefinition<never>[] = [maintenanceWorker, reconcileWorker];
+export const WORKERS: WorkerDefinition<never>[] = [maintenanceWorker, reconcileWorker, linkCountersWorker, webhookDeliveryWorker, sessionExpiryWorker, processorWorker];
 
 export interface RunningWorkers {
   workers: Worker[];
@@ -20,6 +24,9 @@ export async function startWorkers(s: Services, defs: WorkerDefinition<never>[] 
       connection: s.redis.duplicate({ maxRetriesPerRequest: null }),
       prefix: s.config.redisPrefix,
       concurrency: def.concurrency,
+      // A worker that dies mid-job leaves a lock; once it expires, the stall check hands the job to another worker.
+      lockDuration: s.config.workerLockMs,
+      stalledInterval: s.config.workerLockMs,
     });
     worker.on('failed', (job, err) => log.warn({ jobId: job?.id, name: job?.name, attempt: job?.attemptsMade, err: err.message }, 'job failed'));
     worker.on('error', (err) => log.error({ err }, 'worker error'));

@@ -1,5 +1,9 @@
+import { reconcileExpiries } from '../src/checkout/expiry.ts';
+import { reconcileCounters } from '../src/payment-links/counters.ts';
+import { reconcileProcessorCustomers } from '../src/processor/customers.ts';
 import type { Services } from '../src/services.ts';
 import type { WorkerDefinition } from './types.ts';
+import { webhookDeliveryReconciler } from './webhook-delivery.ts';
 
 /**
  * A repair pass over Postgres, the source of truth: each one finds work that is due but has no
@@ -12,7 +16,12 @@ export interface Reconciler {
 }
 
 /** Every component with due work adds its reconciler here. */
-export const RECONCILERS: Reconciler[] = [];
+export const RECONCILERS: Reconciler[] = [
+  { name: 'payment-link-counters', run: (s) => reconcileCounters(s.sql) },
+  webhookDeliveryReconciler,
+  { name: 'checkout-session-expiry', run: reconcileExpiries },
+  { name: 'processor-customers', run: reconcileProcessorCustomers },
+];
 
 export const reconcileWorker: WorkerDefinition = {
   queue: 'reconcile',

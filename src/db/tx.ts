@@ -8,11 +8,13 @@ import type { Sql, TxSql } from './sql.ts';
 export interface Tx {
   sql: TxSql;
   afterCommit(hook: () => unknown): void;
+  /** The pool the transaction runs on (lets code holding only a Tx find what is bound to it). */
+  db?: Sql;
 }
 
 export async function withTx<T>(sql: Sql, log: Logger, work: (tx: Tx) => Promise<T>): Promise<T> {
   const hooks: Array<() => unknown> = [];
-  const result = (await sql.begin((t) => work({ sql: t, afterCommit: (h) => hooks.push(h) }))) as T;
+  const result = (await sql.begin((t) => work({ sql: t, db: sql, afterCommit: (h) => hooks.push(h) }))) as T;
   for (const hook of hooks) {
     try {
       await hook();

@@ -1,6 +1,7 @@
 import type { Tx } from '../db/tx.ts';
 import { newId } from '../lib/ids.ts';
 import { nowUnix } from '../lib/time.ts';
+import { fanOut } from '../webhooks/fanout.ts';
 
 /** The API version stamped on every event (spec 9). */
 export const API_VERSION = '2026-11-01';
@@ -24,6 +25,7 @@ export interface Event {
 /**
  * Records an event in the caller's transaction (transactional outbox, DESIGN 1): the event exists
  * exactly when the state change that caused it does. `object` is the resource as the API presents it.
+ * The same transaction creates the event's webhook deliveries; their jobs are enqueued after commit.
  */
 export async function recordEvent(tx: Tx, accountId: string, type: string, object: ApiObject): Promise<Event> {
   const event: Event = {
@@ -38,6 +40,7 @@ export async function recordEvent(tx: Tx, accountId: string, type: string, objec
   await tx.sql`
     insert into events (id, account_id, livemode, type, api_version, data, created_at)
     values (${event.id}, ${accountId}, ${event.livemode}, ${type}, ${API_VERSION},
-            ${tx.sql.json(event.data as never)}, to_timestamp(${event.created}))`;
+            ${JSON.stringify(event.data)}::json, to_timestamp(${event.created}))`;
+  await fanOut(tx, accountId, event.livemode, event.id, type);
   return event;
 }

@@ -8,8 +8,10 @@ export const ERROR_CODES = {
   parameter_missing: [400, 'invalid_request_error'],
   parameter_invalid: [400, 'invalid_request_error'],
   body_invalid_json: [400, 'invalid_request_error'],
+  request_malformed: [400, 'invalid_request_error'],
   pagination_cursors_conflict: [400, 'invalid_request_error'],
   resource_invalid_state: [400, 'invalid_request_error'],
+  resource_limit_reached: [400, 'invalid_request_error'],
   idempotency_key_reused: [400, 'idempotency_error'],
   idempotency_key_invalid: [400, 'idempotency_error'],
   // 401 / 403

@@ -61,6 +61,8 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   if (err instanceof ApiError) apiError = err;
   else if (err && typeof err === 'object' && 'type' in err && typeof err.type === 'string' && bodyParserErrors[err.type]) {
     apiError = bodyParserErrors[err.type]!();
+  } else if (err instanceof URIError || (err && typeof err === 'object' && (err as { status?: number }).status === 400)) {
+    apiError = new ApiError('request_malformed', 'The request URL or its parameters are malformed.');
   } else {
     (req.log ?? console).error({ err }, 'unhandled error');
     apiError = new ApiError('internal_error', 'An unexpected error occurred. Quote the Request-Id header when reporting it.');

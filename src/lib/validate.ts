@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { ApiError } from './errors.ts';
+import { ApiError, resourceMissing } from './errors.ts';
+import { isId, type IdPrefix } from './ids.ts';
 
 /** `line_items[0][amount]`, the way Stripe names a nested parameter. */
 export function paramName(path: readonly PropertyKey[]): string {
@@ -21,21 +22,40 @@ function toApiError(issue: z.core.$ZodIssue, input: unknown, where: 'body' | 'qu
     const name = paramName([...issue.path, issue.keys[0]!]);
     return new ApiError('parameter_unknown', `Received unknown parameter: ${name}`, name);
   }
-  const name = paramName(issue.path);
+  // A bad record key is reported on the record itself: the key is what is wrong, not a value under it.
+  const path = issue.code === 'invalid_key' ? issue.path.slice(0, -1) : issue.path;
+  const name = paramName(path);
   if (!name) {
     return new ApiError('parameter_invalid', `Invalid request ${where}: ${issue.message}`);
   }
-  if (issue.code === 'invalid_type' && valueAt(input, issue.path) === undefined) {
+  if (issue.code === 'invalid_type' && valueAt(input, path) === undefined) {
     return new ApiError('parameter_missing', `Missing required param: ${name}.`, name);
   }
   return new ApiError('parameter_invalid', `Invalid ${name}: ${issue.message}`, name);
 }
 
+/** Postgres text cannot hold U+0000: such a string is refused up front, naming where it was. */
+function findNul(value: unknown, path: PropertyKey[] = []): PropertyKey[] | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (value && typeof value === 'object') {
+    for (const [k, v] of Object.entries(value)) {
+      if (k.includes('\u0000')) return [...path, k];
+      const found = findNul(v, [...path, k]);
+      if (found) return found;
+    }
+  }
+  return null;
+}
+
 /** Parses a request body or query with a zod schema; the first problem becomes a 400 naming its parameter. */
 export function validate<S extends z.ZodType>(schema: S, input: unknown, where: 'body' | 'query' = 'body'): z.output<S> {
+  const nul = findNul(input);
+  if (nul) throw new ApiError('parameter_invalid', 'Strings may not contain the NUL character (U+0000).', paramName(nul) || undefined);
   const result = schema.safeParse(input ?? {});
   if (result.success) return result.data;
-  throw toApiError(result.error.issues[0]!, input, where);
+  // An unknown field is named first: `amount_cents` in place of `amount` is a 400 parameter_unknown, not a missing amount.
+  const issues = result.error.issues;
+  throw toApiError(issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0]!, input, where);
 }
 
 /** Strict object: unknown fields are refused with `parameter_unknown`. */
@@ -78,3 +98,12 @@ export function metadataOnCreate(input: MetadataInput | null | undefined): Recor
 
 /** A string capped at `max` characters (500 unless said otherwise). */
 export const text = (max = 500) => z.string().max(max, `must be at most ${max} characters`);
+
+/**
+ * An id from the URL path. One that cannot be an id of this kind cannot exist, so it is answered
+ * as missing without a query.
+ */
+export function pathId(prefix: IdPrefix, resource: string, id: string): string {
+  if (!isId(prefix, id)) throw resourceMissing(resource, id);
+  return id;
+}

@@ -1,0 +1,94 @@
+import type { Logger } from 'pino';
+import { withTx, type Tx } from '../db/tx.ts';
+import { recordEvent } from '../events/record.ts';
+import { presentPayment } from '../payments/presenter.ts';
+import * as payments from '../payments/store.ts';
+import { QUEUE_NAMES } from '../queue/queues.ts';
+import type { Services } from '../services.ts';
+import { presentSession } from './presenter.ts';
+import * as store from './store.ts';
+import type { Owner, SessionRow } from './store.ts';
+
+/** Kept tiny on purpose: every OPEN session holds one delayed job in Redis until it ends. */
+export interface ExpiryJobData {
+  a: string; // account id
+  l: boolean; // livemode
+}
+
+const queue = (s: Services) => s.queues.get(QUEUE_NAMES.sessionExpiry);
+
+/** The delayed job that expires the session at its expires_at (jobId = session id). */
+export async function scheduleExpiry(s: Services, row: SessionRow): Promise<void> {
+  const data: ExpiryJobData = { a: row.account_id, l: row.livemode };
+  await queue(s).add('expire', data, {
+    jobId: row.id,
+    delay: Math.max(0, row.expires_at.getTime() - Date.now()),
+    removeOnComplete: true,
+    removeOnFail: { age: 24 * 3600 },
+  });
+}
+
+/** A session that ended another way no longer needs its job; a job already running finds nothing to do. */
+export async function unscheduleExpiry(s: Services, id: string): Promise<void> {
+  await queue(s).remove(id);
+}
+
+/**
+ * OPEN to EXPIRED inside the caller's transaction, with its event. The update is conditional
+ * (`status = 'OPEN'`), so a session expires at most once, and never after a payment won the row.
+ * `dueAt`: expire only when expires_at has passed by then; null: expire now (the API call).
+ */
+export async function expireInTx(tx: Tx, s: Services, o: Owner, id: string, dueAt: Date | null): Promise<SessionRow | undefined> {
+  const row = await store.markExpired(tx.sql, o, id, dueAt);
+  if (!row) return undefined;
+  const abandoned = await payments.failAbandoned(
+    tx.sql, o, id, 'session_expired', 'The checkout session expired before this payment was finished.',
+  );
+  for (const p of abandoned) await recordEvent(tx, o.accountId, 'payment.failed', presentPayment(p, s.config.checkoutUrl));
+  await recordEvent(tx, o.accountId, 'checkout.session.expired', presentSession(row, s.config.checkoutUrl));
+  return row;
+}
+
+export type ExpiryOutcome = 'expired' | 'not_due' | 'ended';
+
+/** What the delayed job and the reconciler do for one session. */
+export async function expireIfDue(s: Services, o: Owner, id: string, log: Logger): Promise<ExpiryOutcome> {
+  return withTx(s.sql, log, async (tx) => {
+    if (await expireInTx(tx, s, o, id, new Date())) return 'expired';
+    const row = await store.findSession(tx.sql, o, id);
+    return row?.status === 'OPEN' ? 'not_due' : 'ended';
+  });
+}
+
+/**
+ * Expire-on-read: a session read after its expires_at is expired right there (with its event), so
+ * the answer never says OPEN for a session that can no longer be paid, whether or not the job ran.
+ */
+export async function expireOnRead(s: Services, row: SessionRow, log: Logger): Promise<SessionRow> {
+  if (row.status !== 'OPEN' || row.expires_at.getTime() > Date.now()) return row;
+  const o = { accountId: row.account_id, livemode: row.livemode };
+  const expired = await withTx(s.sql, log, async (tx) => {
+    const r = await expireInTx(tx, s, o, row.id, new Date());
+    if (r) tx.afterCommit(() => unscheduleExpiry(s, row.id));
+    return r;
+  });
+  return expired ?? (await store.findSession(s.sql, o, row.id)) ?? row;
+}
+
+/** How long past expires_at the reconciler leaves a session to its own job before stepping in. */
+export const RECONCILE_GRACE_MS = 5_000;
+
+/** Expires OPEN sessions past their expires_at whose job was lost (Redis flushed, job failed for good). */
+export async function reconcileExpiries(s: Services): Promise<number> {
+  const log = s.log.child({ reconciler: 'checkout-session-expiry' });
+  let expired = 0;
+  for (let round = 0; round < 20; round++) {
+    const due = await store.overdueSessions(s.sql, new Date(Date.now() - RECONCILE_GRACE_MS), 500);
+    for (const d of due) {
+      if ((await expireIfDue(s, d, d.id, log)) === 'expired') expired++;
+    }
+    if (due.length < 500) break;
+  }
+  if (expired) log.warn({ expired }, 'expired sessions whose expiry job was lost');
+  return expired;
+}

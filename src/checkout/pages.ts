@@ -1,0 +1,158 @@
+import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
+import { isId } from '../lib/ids.ts';
+import { findCustomer } from '../customers/store.ts';
+import { findPayment } from '../payments/store.ts';
+import { allowFormTargets, createCsrf, hostedPageSecurity } from '../pages/index.ts';
+import { parseCardForm, type CardForm } from '../processor/cards.ts';
+import type { Services } from '../services.ts';
+import { expireOnRead } from './expiry.ts';
+import { allowPaymentAttempt, finishChallenge, payWithCard, pendingChallenge, type PayResult } from './pay.ts';
+import * as store from './store.ts';
+import type { SessionRow } from './store.ts';
+import * as views from './views.ts';
+
+/** The path the hosted pages are mounted at: the path part of CHECKOUT_URL ('' for the root). */
+export const checkoutMountPath = (checkoutUrl: string): string => new URL(checkoutUrl).pathname.replace(/\/+$/, '');
+
+const successRedirect = (s: SessionRow) => s.success_url.replaceAll('{CHECKOUT_SESSION_ID}', s.id);
+const str = (v: unknown) => (typeof v === 'string' ? v : '');
+const owner = (row: SessionRow) => ({ accountId: row.account_id, livemode: row.livemode });
+
+/**
+ * The hosted checkout pages: server-rendered HTML, no script, forms posted urlencoded with a CSRF
+ * token. The unguessable session id in the URL is what admits the payer. Card fields are parsed
+ * here, handed to the payment flow and never logged or stored.
+ */
+export function checkoutPagesRouter(s: Services): Router {
+  const r = Router();
+  const paths: views.PagePaths = { base: checkoutMountPath(s.config.checkoutUrl) };
+  const csrf = createCsrf(s.sql);
+  const security = hostedPageSecurity();
+  const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
+  const html = (res: Response, status: number, body: string) => res.status(status).type('html').send(body);
+  const here = (row: SessionRow) => `${paths.base}/${row.id}`;
+
+  /** The session of the URL, already expired when read past its expires_at; null for a non-id (not ours). */
+  async function load(req: Request, res: Response): Promise<SessionRow | null | undefined> {
+    const id = String(req.params.id);
+    if (!isId('cs', id)) return null;
+    const row = await store.findSessionForPage(s.sql, id);
+    if (!row) {
+      html(res, 404, views.messagePage('Checkout not found', 'This checkout link is not valid. Check the link or ask the merchant for a new one.'));
+      return undefined;
+    }
+    return expireOnRead(s, row, req.log);
+  }
+
+  async function prefillEmail(row: SessionRow): Promise<string> {
+    if (row.customer_id) {
+      const customer = await findCustomer(s.sql, owner(row), row.customer_id);
+      if (customer) return customer.email;
+    }
+    return row.customer_email ?? '';
+  }
+
+  async function showForm(req: Request, res: Response, row: SessionRow, status: number, state: Partial<views.FormState> = {}) {
+    allowFormTargets(res, [row.success_url]);
+    const token = await csrf.token(req, res, row.id);
+    const email = state.email ?? (await prefillEmail(row));
+    html(res, status, views.checkoutPage(row, paths, { ...state, csrf: token, email }));
+  }
+
+  async function showSession(req: Request, res: Response, row: SessionRow) {
+    if (row.status === 'OPEN') return showForm(req, res, row, 200);
+    if (row.status === 'EXPIRED') return html(res, 200, views.expiredPage(row));
+    const payment = row.payment_id ? await findPayment(s.sql, owner(row), row.payment_id) : undefined;
+    html(res, 200, views.completedPage(row, payment, paths, successRedirect(row)));
+  }
+
+  /** What the payer sees after an attempt or a challenge. */
+  async function answer(req: Request, res: Response, result: PayResult, entered: { email: string; name: string }) {
+    switch (result.kind) {
+      case 'succeeded':
+        return res.redirect(303, successRedirect(result.session));
+      case 'requires_action':
+        return res.redirect(303, `${here(result.session)}/authenticate?payment=${result.payment.id}`);
+      case 'declined':
+        return showForm(req, res, result.session, 402, { ...entered, message: result.payment.failure_message });
+      case 'refused':
+        return showForm(req, res, result.session, 409, { ...entered, message: result.message });
+      default:
+        return res.redirect(303, here(result.session));
+    }
+  }
+
+  r.get('/:id', security, async (req, res, next) => {
+    const row = await load(req, res);
+    if (row === null) return next();
+    if (row) await showSession(req, res, row);
+  });
+
+  r.post('/:id/pay', security, form, async (req, res, next) => {
+    const row = await load(req, res);
+    if (row === null) return next();
+    if (!row) return;
+    if (row.status !== 'OPEN') return res.redirect(303, here(row));
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const entered = { email: str(body.email), name: str(body.name) };
+    if (!(await csrf.verify(req, row.id))) {
+      return showForm(req, res, row, 403, { ...entered, message: 'This form has expired. Please enter your card details again.' });
+    }
+    if (!(await allowPaymentAttempt(s, row.id, req.log))) {
+      return showForm(req, res, row, 429, { ...entered, message: 'Too many payment attempts for this checkout. Please try again later.' });
+    }
+    const fields: CardForm = { ...entered, card_number: str(body.card_number), expiry: str(body.expiry), cvc: str(body.cvc) };
+    const parsed = parseCardForm(fields);
+    if ('errors' in parsed) return showForm(req, res, row, 400, { ...entered, errors: parsed.errors });
+    await answer(req, res, await payWithCard(s, row, parsed.card, parsed.email, req.log), entered);
+  });
+
+  r.get('/:id/authenticate', security, async (req, res, next) => {
+    const row = await load(req, res);
+    if (row === null) return next();
+    if (!row) return;
+    const payment = row.status === 'OPEN' ? await pendingChallenge(s, row, str(req.query.payment)) : undefined;
+    if (!payment) return res.redirect(303, here(row));
+    allowFormTargets(res, [row.success_url]);
+    html(res, 200, views.challengePage(row, payment, paths, await csrf.token(req, res, row.id)));
+  });
+
+  r.post('/:id/authenticate', security, form, async (req, res, next) => {
+    const row = await load(req, res);
+    if (row === null) return next();
+    if (!row) return;
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const outcome = str(body.outcome);
+    if (row.status !== 'OPEN' || !isId('pay', str(body.payment)) || (outcome !== 'complete' && outcome !== 'fail')) {
+      return res.redirect(303, here(row));
+    }
+    if (!(await csrf.verify(req, row.id))) {
+      return html(res, 403, views.messagePage('Please try again', 'This form has expired. Go back to the checkout page and pay again.'));
+    }
+    const result = await finishChallenge(s, row, str(body.payment), outcome, req.log);
+    const payment = result.kind === 'declined' ? await findPayment(s.sql, owner(row), str(body.payment)) : undefined;
+    await answer(req, res, result, { email: payment?.email ?? '', name: payment?.billing_name ?? '' });
+  });
+
+  r.get('/:id/receipt', security, async (req, res, next) => {
+    const row = await load(req, res);
+    if (row === null) return next();
+    if (!row) return;
+    const payment = row.status === 'COMPLETE' && row.payment_id ? await findPayment(s.sql, owner(row), row.payment_id) : undefined;
+    if (!payment) return res.redirect(303, here(row));
+    html(res, 200, views.receiptPage(row, payment));
+  });
+
+  const pageErrors: ErrorRequestHandler = (err, req, res, _next) => {
+    const status = (err as { status?: number }).status;
+    if (status && status >= 400 && status < 500) {
+      // A body-parser refusal (oversized or malformed form): never echo the body, it may hold a card.
+      req.log.info({ type: (err as { type?: string }).type, status }, 'hosted page form refused');
+      return html(res, status, views.messagePage('Please try again', 'The form could not be read. Go back and submit it again.'));
+    }
+    req.log.error({ err }, 'hosted page error');
+    html(res, 500, views.messagePage('Something went wrong', 'Something went wrong on our side. Please try again in a moment.'));
+  };
+  r.use(pageErrors);
+  return r;
+}

@@ -1,0 +1,53 @@
+import { z } from 'zod';
+import { isCurrency } from '../lib/currency.ts';
+import { listQuerySchema } from '../lib/pagination.ts';
+import { metadataSchema, text } from '../lib/validate.ts';
+
+/** The largest amount one session may charge, in the smallest currency unit (Stripe's bound). */
+export const MAX_AMOUNT = 99_999_999;
+
+const isHttpUrl = (v: string) => {
+  try {
+    const u = new URL(v);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
+  } catch {
+    return false;
+  }
+};
+
+const httpUrl = text(2048).refine(isHttpUrl, 'must be an absolute http or https URL');
+const email = text(254).pipe(z.email('must be a valid email address'));
+const int = () => z.number().int('must be an integer');
+
+const LineItem = z.strictObject({
+  name: text(250).min(1, 'must not be empty'),
+  quantity: int().positive('must be a positive integer').max(1_000_000, 'must be at most 1000000'),
+  amount: int().min(0, 'must be zero or more').max(MAX_AMOUNT, `must be at most ${MAX_AMOUNT}`),
+});
+export type LineItem = z.infer<typeof LineItem>;
+
+/** The request field is `amount`; `amount_cents` is output only, so the strict schema refuses it. */
+export const CreateSession = z.strictObject({
+  amount: int().positive('must be a positive integer').max(MAX_AMOUNT, `must be at most ${MAX_AMOUNT}`).optional(),
+  currency: z.string().refine(isCurrency, 'must be a lowercase ISO 4217 currency code, such as usd'),
+  success_url: httpUrl,
+  cancel_url: httpUrl.nullable().optional(),
+  line_items: z.array(LineItem).min(1, 'must hold at least one item').max(100, 'holds at most 100 items').nullable().optional(),
+  customer_id: z.string().nullable().optional(),
+  customer_email: email.nullable().optional(),
+  description: text(1000).nullable().optional(),
+  metadata: metadataSchema.nullable().optional(),
+  expires_at: int().optional(),
+});
+export type CreateSessionInput = z.infer<typeof CreateSession>;
+
+/** The expire call takes no parameters. */
+export const ExpireSession = z.strictObject({});
+
+export const SESSION_STATUSES = ['OPEN', 'COMPLETE', 'EXPIRED'] as const;
+
+export const ListSessions = listQuerySchema('cs', {
+  status: z.enum(SESSION_STATUSES).optional(),
+  customer_id: text(100).optional(),
+});
+export type ListSessions = z.infer<typeof ListSessions>;

@@ -1,0 +1,117 @@
+import type { Logger } from 'pino';
+import { findCustomer } from '../customers/store.ts';
+import { withTx } from '../db/tx.ts';
+import { ApiError, invalidParam, resourceMissing } from '../lib/errors.ts';
+import { newId } from '../lib/ids.ts';
+import { metadataOnCreate } from '../lib/validate.ts';
+import type { Services } from '../services.ts';
+import { expireInTx, expireOnRead, scheduleExpiry, unscheduleExpiry } from './expiry.ts';
+import { MAX_AMOUNT, type CreateSessionInput, type ListSessions } from './schema.ts';
+import * as store from './store.ts';
+import type { Owner, SessionRow } from './store.ts';
+
+export type { CreateSessionInput } from './schema.ts';
+export type { SessionRow } from './store.ts';
+
+const DAY_SECONDS = 24 * 3600;
+
+/** `amount` alone, `line_items` alone (amount is their sum), or both when they agree. */
+function resolveAmount(input: CreateSessionInput): number {
+  const items = input.line_items ?? null;
+  if (!items) {
+    if (input.amount === undefined) throw new ApiError('parameter_missing', 'Missing required param: amount (or line_items).', 'amount');
+    return input.amount;
+  }
+  const sum = items.reduce((total, i) => total + i.quantity * i.amount, 0);
+  if (input.amount !== undefined && input.amount !== sum) {
+    throw invalidParam('amount', `amount (${input.amount}) must equal the sum of line_items (${sum}).`);
+  }
+  if (sum <= 0) throw invalidParam('line_items', 'The line_items must add up to a positive amount.');
+  if (sum > MAX_AMOUNT) throw invalidParam('line_items', `The line_items add up to ${sum}, more than the maximum ${MAX_AMOUNT}.`);
+  return sum;
+}
+
+function resolveExpiry(s: Services, input: CreateSessionInput, createdUnix: number): number {
+  if (input.expires_at === undefined) return createdUnix + DAY_SECONDS;
+  const min = createdUnix + s.config.checkoutMinExpirySeconds;
+  const max = createdUnix + DAY_SECONDS;
+  if (input.expires_at < min || input.expires_at > max) {
+    throw invalidParam(
+      'expires_at',
+      `expires_at must be between ${s.config.checkoutMinExpirySeconds} seconds and 24 hours after creation (between ${min} and ${max}).`,
+    );
+  }
+  return input.expires_at;
+}
+
+/**
+ * Creates an OPEN, unpaid session and, once committed, its expiry job. The API route and payment
+ * links (with `extra`) both create sessions here, so both obey the same rules.
+ */
+export async function createSession(
+  s: Services,
+  owner: Owner,
+  input: CreateSessionInput,
+  extra: { paymentLinkId?: string; linkSource?: string; description?: string } = {},
+): Promise<SessionRow> {
+  const now = new Date();
+  const createdUnix = Math.floor(now.getTime() / 1000);
+  const amount = resolveAmount(input);
+  const expiresAt = resolveExpiry(s, input, createdUnix);
+  if (input.customer_id != null && !(await findCustomer(s.sql, owner, input.customer_id))) {
+    throw invalidParam('customer_id', `No such customer: '${input.customer_id}'`);
+  }
+  return withTx(s.sql, s.log, async (tx) => {
+    const row = await store.insertSession(tx.sql, owner, {
+      id: newId('cs'),
+      amount_cents: amount,
+      currency: input.currency,
+      success_url: input.success_url,
+      cancel_url: input.cancel_url ?? null,
+      customer_id: input.customer_id ?? null,
+      customer_email: input.customer_email ?? null,
+      line_items: input.line_items ?? null,
+      description: input.description ?? extra.description ?? null,
+      metadata: metadataOnCreate(input.metadata),
+      payment_link_id: extra.paymentLinkId ?? null,
+      link_source: extra.linkSource ?? null,
+      expires_at: new Date(expiresAt * 1000),
+      created_at: now,
+    });
+    tx.afterCommit(() => scheduleExpiry(s, row));
+    return row;
+  });
+}
+
+export async function retrieveSession(s: Services, owner: Owner, id: string, log: Logger): Promise<SessionRow> {
+  const row = await store.findSession(s.sql, owner, id);
+  if (!row) throw resourceMissing('checkout_session', id);
+  return expireOnRead(s, row, log);
+}
+
+/** A list first expires that account's sessions past expires_at (a bounded batch), then reads. */
+export async function listSessions(s: Services, owner: Owner, q: ListSessions, log: Logger): Promise<SessionRow[]> {
+  const due = await store.dueSessionIds(s.sql, owner, new Date(), 200);
+  for (const id of due) {
+    await withTx(s.sql, log, async (tx) => {
+      if (await expireInTx(tx, s, owner, id, new Date())) tx.afterCommit(() => unscheduleExpiry(s, id));
+    });
+  }
+  return store.listSessions(s.sql, owner, q);
+}
+
+/** POST /expire: OPEN to EXPIRED now; any other status is a 400 naming it. */
+export async function expireSessionNow(s: Services, owner: Owner, id: string, log: Logger): Promise<SessionRow> {
+  const current = await retrieveSession(s, owner, id, log);
+  if (current.status !== 'OPEN') {
+    throw new ApiError('resource_invalid_state', `Only an OPEN checkout session can be expired; this one is ${current.status}.`);
+  }
+  const expired = await withTx(s.sql, log, async (tx) => {
+    const row = await expireInTx(tx, s, owner, id, null);
+    if (row) tx.afterCommit(() => unscheduleExpiry(s, id));
+    return row;
+  });
+  if (expired) return expired;
+  const now = await store.findSession(s.sql, owner, id);
+  throw new ApiError('resource_invalid_state', `Only an OPEN checkout session can be expired; this one is ${now?.status ?? 'gone'}.`);
+}

@@ -1,0 +1,135 @@
+import type { Sql, TxSql } from '../db/sql.ts';
+import { keyset } from '../lib/pagination.ts';
+import type { LineItem, ListSessions } from './schema.ts';
+
+export interface SessionRow {
+  id: string;
+  account_id: string;
+  livemode: boolean;
+  status: 'OPEN' | 'COMPLETE' | 'EXPIRED';
+  payment_status: 'unpaid' | 'paid' | 'no_payment_required';
+  amount_cents: number;
+  currency: string;
+  success_url: string;
+  cancel_url: string | null;
+  customer_id: string | null;
+  customer_email: string | null;
+  line_items: LineItem[] | null;
+  description: string | null;
+  metadata: Record<string, string>;
+  payment_intent_id: string | null;
+  payment_id: string | null;
+  payment_link_id: string | null;
+  link_source: string | null;
+  expires_at: Date;
+  completed_at: Date | null;
+  expired_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface Owner {
+  accountId: string;
+  livemode: boolean;
+}
+
+export type NewSession = Pick<
+  SessionRow,
+  | 'id' | 'amount_cents' | 'currency' | 'success_url' | 'cancel_url' | 'customer_id' | 'customer_email'
+  | 'line_items' | 'description' | 'metadata' | 'payment_link_id' | 'link_source' | 'expires_at' | 'created_at'
+>;
+
+export async function insertSession(sql: TxSql, o: Owner, s: NewSession): Promise<SessionRow> {
+  const [row] = await sql<SessionRow[]>`
+    insert into checkout_sessions (id, account_id, livemode, amount_cents, currency, success_url, cancel_url,
+      customer_id, customer_email, line_items, description, metadata, payment_link_id, link_source,
+      expires_at, created_at, updated_at)
+    values (${s.id}, ${o.accountId}, ${o.livemode}, ${s.amount_cents}, ${s.currency}, ${s.success_url}, ${s.cancel_url},
+      ${s.customer_id}, ${s.customer_email}, ${s.line_items ? sql.json(s.line_items) : null}, ${s.description},
+      ${sql.json(s.metadata)}, ${s.payment_link_id}, ${s.link_source}, ${s.expires_at}, ${s.created_at}, ${s.created_at})
+    returning *`;
+  return row!;
+}
+
+export async function findSession(sql: Sql | TxSql, o: Owner, id: string): Promise<SessionRow | undefined> {
+  const [row] = await sql<SessionRow[]>`
+    select * from checkout_sessions where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode}`;
+  return row;
+}
+
+/**
+ * The hosted pages know a session only by its id (the unguessable id in the URL is what lets the
+ * payer in); the row then tells the account and mode, which every later query filters on.
+ */
+export async function findSessionForPage(sql: Sql, id: string): Promise<SessionRow | undefined> {
+  const [row] = await sql<SessionRow[]>`select * from checkout_sessions where id = ${id}`;
+  return row;
+}
+
+/** Locks the session for a payment attempt: expiry and payment serialise on this row. */
+export async function lockSession(sql: TxSql, o: Owner, id: string): Promise<SessionRow | undefined> {
+  const [row] = await sql<SessionRow[]>`
+    select * from checkout_sessions
+    where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} for update`;
+  return row;
+}
+
+export async function listSessions(sql: Sql, o: Owner, p: ListSessions): Promise<SessionRow[]> {
+  const k = keyset(sql, p);
+  return sql<SessionRow[]>`
+    select * from checkout_sessions
+    where account_id = ${o.accountId} and livemode = ${o.livemode}
+      ${p.status !== undefined ? sql`and status = ${p.status}` : sql``}
+      ${p.customer_id !== undefined ? sql`and customer_id = ${p.customer_id}` : sql``}
+      ${k.where}
+    ${k.order} limit ${k.limit}`;
+}
+
+export async function setPaymentIntent(sql: TxSql, o: Owner, id: string, intentId: string): Promise<SessionRow> {
+  const [row] = await sql<SessionRow[]>`
+    update checkout_sessions set payment_intent_id = ${intentId}, updated_at = now()
+    where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} returning *`;
+  return row!;
+}
+
+/** OPEN to COMPLETE; the caller holds the row lock. */
+export async function markComplete(sql: TxSql, o: Owner, id: string, paymentId: string): Promise<SessionRow> {
+  const [row] = await sql<SessionRow[]>`
+    update checkout_sessions
+    set status = 'COMPLETE', payment_status = 'paid', payment_id = ${paymentId}, completed_at = now(), updated_at = now()
+    where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} and status = 'OPEN'
+    returning *`;
+  if (!row) throw new Error(`session ${id} was not OPEN under its lock`);
+  return row;
+}
+
+/**
+ * OPEN to EXPIRED, conditionally: of expiry and payment exactly one wins. With `dueAt`, only a
+ * session whose expires_at has passed by then is expired (the job and expire-on-read).
+ */
+export async function markExpired(sql: TxSql, o: Owner, id: string, dueAt: Date | null): Promise<SessionRow | undefined> {
+  const [row] = await sql<SessionRow[]>`
+    update checkout_sessions set status = 'EXPIRED', expired_at = now(), updated_at = now()
+    where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} and status = 'OPEN'
+      ${dueAt ? sql`and expires_at <= ${dueAt}` : sql``}
+    returning *`;
+  return row;
+}
+
+/** OPEN sessions of one account past their expires_at (expire-on-read of a list). */
+export async function dueSessionIds(sql: Sql, o: Owner, now: Date, limit: number): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`
+    select id from checkout_sessions
+    where status = 'OPEN' and expires_at <= ${now} and account_id = ${o.accountId} and livemode = ${o.livemode}
+    order by expires_at limit ${limit}`;
+  return rows.map((r) => r.id);
+}
+
+/** OPEN sessions past expires_at across accounts, for the reconciler (their job was lost). */
+export async function overdueSessions(sql: Sql, before: Date, limit: number): Promise<Array<Owner & { id: string }>> {
+  const rows = await sql<{ id: string; account_id: string; livemode: boolean }[]>`
+    select id, account_id, livemode from checkout_sessions
+    where status = 'OPEN' and expires_at <= ${before}
+    order by expires_at limit ${limit}`;
+  return rows.map((r) => ({ id: r.id, accountId: r.account_id, livemode: r.livemode }));
+}

@@ -1,0 +1,154 @@
+import { formatAmount } from '../lib/currency.ts';
+import type { PaymentRow } from '../payments/store.ts';
+import { alertBox, html, renderPage, type Html } from '../pages/index.ts';
+import type { CardFormErrors } from '../processor/cards.ts';
+import type { SessionRow } from './store.ts';
+
+/** Where the page's forms post: paths under the mount point of the hosted pages. */
+export interface PagePaths {
+  base: string; // '' or '/checkout'
+}
+
+const money = (s: SessionRow, amount = s.amount_cents) => formatAmount(amount, s.currency);
+const dateTime = (d: Date) =>
+  d.toLocaleString('en-US', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }) + ' UTC';
+const capitalize = (w: string) => w.charAt(0).toUpperCase() + w.slice(1);
+
+function testModeBadge(s: SessionRow): Html {
+  return s.livemode ? html`` : html`<p class="merchant"><span class="status off">Test mode</span></p>`;
+}
+
+function summary(s: SessionRow, heading: string): Html {
+  return html`${testModeBadge(s)}
+<h1>${heading}</h1>
+<p class="amount">${money(s)}</p>
+${s.description ? html`<p class="description">${s.description}</p>` : ''}
+${lineItems(s)}`;
+}
+
+function lineItems(s: SessionRow): Html {
+  if (!s.line_items?.length) return html``;
+  return html`<table class="items">
+<caption class="sr-only">Items</caption>
+<thead><tr><th scope="col">Item</th><th scope="col" class="num">Qty</th><th scope="col" class="num">Amount</th></tr></thead>
+<tbody>${s.line_items.map(
+    (i) => html`<tr><td>${i.name}</td><td class="num">${i.quantity}</td><td class="num">${money(s, i.amount * i.quantity)}</td></tr>`,
+  )}</tbody>
+<tfoot><tr><td colspan="2">Total</td><td class="num">${money(s)}</td></tr></tfoot>
+</table>`;
+}
+
+export interface FormState {
+  csrf: string;
+  email: string;
+  name?: string;
+  errors?: CardFormErrors;
+  message?: string | null;
+}
+
+function field(id: keyof CardFormErrors, label: string, attrs: Html, state: FormState, hint?: string): Html {
+  const error = state.errors?.[id];
+  const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
+  return html`<div class="field">
+${hint ? html`<div class="label-row"><label for="${id}">${label}</label><span class="hint" id="${id}-hint">${hint}</span></div>` : html`<label for="${id}">${label}</label>`}
+<input id="${id}" name="${id}" ${attrs}${described ? html` aria-describedby="${described}"` : ''}${error ? html` aria-invalid="true"` : ''} required>
+${error ? html`<p class="alert error" id="${id}-error">${error}</p>` : ''}
+</div>`;
+}
+
+/** The payment form of an OPEN session. Inputs are labelled; errors are tied to their fields. */
+export function checkoutPage(s: SessionRow, p: PagePaths, state: FormState): string {
+  const hasErrors = state.errors && Object.keys(state.errors).length > 0;
+  const body = html`<div class="card">
+${summary(s, 'Complete your payment')}
+${alertBox('error', state.message ?? (hasErrors ? 'Please check the highlighted fields.' : null))}
+<form method="post" action="${p.base}/${s.id}/pay" novalidate>
+<input type="hidden" name="_csrf" value="${state.csrf}">
+${field('email', 'Email', html`type="email" autocomplete="email" value="${state.email}"`, state)}
+${field('name', 'Name on card', html`type="text" autocomplete="cc-name" value="${state.name ?? ''}"`, state)}
+${field('card_number', 'Card number', html`type="text" inputmode="numeric" autocomplete="cc-number" placeholder="1234 1234 1234 1234" maxlength="23"`, state)}
+<div class="row">
+${field('expiry', 'Expiry', html`type="text" inputmode="numeric" autocomplete="cc-exp" placeholder="MM/YY" maxlength="7"`, state, 'MM/YY')}
+${field('cvc', 'CVC', html`type="text" inputmode="numeric" autocomplete="cc-csc" placeholder="123" maxlength="4"`, state)}
+</div>
+<button type="submit" class="btn">Pay ${money(s)}</button>
+</form>
+${s.cancel_url ? html`<a class="cancel" href="${s.cancel_url}">Cancel and return to the merchant</a>` : ''}
+${s.livemode ? '' : html`<p class="muted">Test mode: pay with 4242 4242 4242 4242, any future expiry date and any CVC.</p>`}
+</div>`;
+  return renderPage({ title: `Pay ${money(s)}`, body });
+}
+
+/** The simulated 3-D Secure challenge of a pending attempt. */
+export function challengePage(s: SessionRow, payment: PaymentRow, p: PagePaths, csrf: string): string {
+  const body = html`<div class="card stack">
+${testModeBadge(s)}
+<h1>Confirm your payment</h1>
+<p>Your bank asks you to confirm the payment of <strong>${money(s)}</strong>
+with your ${capitalize(payment.card_brand ?? 'card')} card ending in ${payment.card_last4}.</p>
+<p class="muted">This is a simulated 3-D Secure challenge.</p>
+<form method="post" action="${p.base}/${s.id}/authenticate" class="stack">
+<input type="hidden" name="_csrf" value="${csrf}">
+<input type="hidden" name="payment" value="${payment.id}">
+<button type="submit" name="outcome" value="complete" class="btn">Complete authentication</button>
+<button type="submit" name="outcome" value="fail" class="btn danger">Fail authentication</button>
+</form>
+</div>`;
+  return renderPage({ title: 'Confirm your payment', body });
+}
+
+function receiptFacts(s: SessionRow, payment: PaymentRow): Html {
+  return html`<dl class="facts">
+<dt>Amount paid</dt><dd>${money(s)}</dd>
+<dt>Date</dt><dd>${dateTime(payment.succeeded_at ?? payment.updated_at)}</dd>
+<dt>Payment method</dt><dd>${capitalize(payment.card_brand ?? 'card')} •••• ${payment.card_last4}</dd>
+${payment.email ? html`<dt>Email</dt><dd>${payment.email}</dd>` : ''}
+<dt>Receipt number</dt><dd>${payment.id}</dd>
+</dl>`;
+}
+
+/** A COMPLETE session's page: the receipt in place of the form, linking the receipt page. */
+export function completedPage(s: SessionRow, payment: PaymentRow | undefined, p: PagePaths, successUrl: string): string {
+  const body = html`<div class="card">
+${alertBox('success', 'Payment successful. Thank you!')}
+${summary(s, 'Paid')}
+${payment ? receiptFacts(s, payment) : ''}
+<div class="stack">
+<a class="btn" href="${p.base}/${s.id}/receipt">View receipt</a>
+<a class="btn secondary" href="${successUrl}">Return to the merchant</a>
+</div>
+</div>`;
+  return renderPage({ title: 'Payment successful', body });
+}
+
+/** The stand-alone receipt of the session's payment. */
+export function receiptPage(s: SessionRow, payment: PaymentRow): string {
+  const body = html`<div class="card">
+${testModeBadge(s)}
+<p><span class="status">Paid</span></p>
+<h1>Receipt</h1>
+<p class="amount">${money(s)}</p>
+${s.description ? html`<p class="description">${s.description}</p>` : ''}
+${receiptFacts(s, payment)}
+${lineItems(s)}
+</div>`;
+  return renderPage({ title: `Receipt ${payment.id}`, body });
+}
+
+/** An EXPIRED session: says so and offers no form. */
+export function expiredPage(s: SessionRow): string {
+  const body = html`<div class="card stack">
+${testModeBadge(s)}
+<p><span class="status off">Expired</span></p>
+<h1>This checkout session has expired</h1>
+<p>The payment of ${money(s)} can no longer be completed here. Nothing was charged.
+Return to the merchant to start again.</p>
+${s.cancel_url ? html`<a class="btn secondary" href="${s.cancel_url}">Return to the merchant</a>` : ''}
+</div>`;
+  return renderPage({ title: 'Checkout expired', body });
+}
+
+/** Not found, a broken form post, an unexpected error: a page, never a JSON body or a stack. */
+export function messagePage(title: string, message: string): string {
+  return renderPage({ title, body: html`<div class="card stack"><h1>${title}</h1><p>${message}</p></div>` });
+}

@@ -1,0 +1,30 @@
+/**
+ * Every event type of spec 6.2, in the order the spec lists them. The first four are produced by
+ * this service; the rest are accepted in `enabled_events` so that a subscription written today keeps
+ * working when refunds and invoices arrive.
+ */
+export const EVENT_TYPES = [
+  { type: 'checkout.session.completed', description: 'A checkout session moved to COMPLETE.' },
+  { type: 'checkout.session.expired', description: 'A checkout session moved to EXPIRED, by auto-expiry or by the expire call.' },
+  { type: 'payment.succeeded', description: 'A payment became SUCCEEDED (checkout, invoice, installment and payment link payments).' },
+  { type: 'payment.failed', description: 'A charge was declined.' },
+  { type: 'payment.refunded', description: 'A full or partial refund was processed.' },
+  { type: 'invoice.paid', description: 'An invoice reached amount_due_cents = 0.' },
+  { type: 'invoice.sent', description: 'An invoice was delivered to the customer (email and hosted URL active).' },
+] as const;
+
+export type EventType = (typeof EVENT_TYPES)[number]['type'];
+
+export const EVENT_TYPE_NAMES: readonly EventType[] = EVENT_TYPES.map((t) => t.type);
+
+export const isEventType = (v: string): v is EventType => (EVENT_TYPE_NAMES as readonly string[]).includes(v);
+
+/** The catalogue as `GET /v1/event-types` shows it. */
+export function presentEventTypes() {
+  return {
+    object: 'list' as const,
+    url: '/v1/event-types',
+    has_more: false,
+    data: EVENT_TYPES.map((t) => ({ object: 'event_type' as const, type: t.type, description: t.description })),
+  };
+}

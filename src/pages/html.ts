@@ -1,0 +1,35 @@
+/**
+ * A tiny HTML template tag: every interpolated value is escaped unless it is itself `Html`
+ * (the result of `html` or `raw`). Arrays are joined, null / undefined / false render nothing.
+ */
+export class Html {
+  readonly value: string;
+  constructor(value: string) {
+    this.value = value;
+  }
+  toString(): string {
+    return this.value;
+  }
+}
+
+const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+
+type Part = Html | string | number | null | undefined | false | readonly Part[];
+
+function render(v: Part): string {
+  if (v === null || v === undefined || v === false) return '';
+  if (v instanceof Html) return v.value;
+  if (Array.isArray(v)) return v.map(render).join('');
+  return escapeHtml(String(v));
+}
+
+export function html(strings: TemplateStringsArray, ...values: Part[]): Html {
+  let out = strings[0]!;
+  for (let i = 0; i < values.length; i++) out += render(values[i]!) + strings[i + 1]!;
+  return new Html(out);
+}
+
+/** Markup that is trusted as is (never anything a user or merchant typed). */
+export const raw = (s: string): Html => new Html(s);

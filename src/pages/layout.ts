@@ -1,0 +1,96 @@
+import { createHash } from 'node:crypto';
+import { html, raw, type Html } from './html.ts';
+
+/**
+ * The shared look of every hosted page (checkout, payment links, receipts): one column, large
+ * touch targets, system fonts, no JavaScript. The stylesheet is inline and allowed by its hash in
+ * the Content-Security-Policy, so the pages need no asset route and no 'unsafe-inline'.
+ */
+export const PAGE_CSS = `
+*,*::before,*::after{box-sizing:border-box}
+html{-webkit-text-size-adjust:100%}
+body{margin:0;background:#f3f4f7;color:#1a1f36;font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+main{max-width:28rem;margin:0 auto;padding:1.5rem 1rem 3rem}
+.card{background:#fff;border-radius:12px;box-shadow:0 1px 3px rgba(26,31,54,.12),0 8px 24px rgba(26,31,54,.06);padding:1.5rem}
+.merchant{font-size:.875rem;color:#5b6478;margin:0 0 .25rem}
+h1{font-size:1.25rem;line-height:1.3;margin:0 0 .5rem}
+.amount{font-size:2rem;font-weight:700;letter-spacing:-.01em;margin:0 0 .25rem}
+.muted{color:#5b6478;font-size:.9375rem}
+.description{margin:.25rem 0 1rem;color:#3c4257}
+table.items{width:100%;border-collapse:collapse;margin:0 0 1.25rem;font-size:.9375rem}
+table.items th,table.items td{padding:.5rem 0;border-bottom:1px solid #e6e8ee;text-align:left;vertical-align:top}
+table.items th{font-weight:600;color:#5b6478;font-size:.8125rem;text-transform:uppercase;letter-spacing:.04em}
+table.items .num{text-align:right;white-space:nowrap;padding-left:.75rem}
+table.items tfoot td{border-bottom:0;font-weight:700}
+form{margin:0}
+.field{margin:0 0 1rem}
+.row{display:flex;gap:.75rem}
+.row .field{flex:1;min-width:0}
+label{display:block;font-weight:600;font-size:.875rem;margin:0 0 .375rem}
+.hint{font-weight:400;color:#5b6478;font-size:.8125rem}
+.label-row{display:flex;justify-content:space-between;align-items:baseline;gap:.5rem;margin:0 0 .375rem}
+.label-row label{margin:0}
+input{display:block;width:100%;font:inherit;font-size:1rem;padding:.7rem .8rem;border:1px solid #c9ced8;border-radius:8px;background:#fff;color:inherit;min-height:2.875rem}
+input:focus{outline:3px solid rgba(99,91,255,.35);border-color:#635bff}
+input[aria-invalid=true]{border-color:#cd3d64}
+.btn{display:block;width:100%;font:inherit;font-weight:600;font-size:1.0625rem;padding:.85rem 1rem;border:0;border-radius:8px;background:#635bff;color:#fff;cursor:pointer;text-align:center;text-decoration:none;min-height:3rem}
+.btn:hover{background:#5148e8}
+.btn:focus-visible{outline:3px solid rgba(99,91,255,.45);outline-offset:2px}
+.btn.secondary{background:#fff;color:#1a1f36;border:1px solid #c9ced8}
+.btn.secondary:hover{background:#f6f7f9}
+.btn.danger{background:#fff;color:#b3093c;border:1px solid #e3a5b7}
+.stack>*+*{margin-top:.75rem}
+.alert{border-radius:8px;padding:.75rem 1rem;margin:0 0 1rem;font-size:.9375rem}
+.alert.error{background:#fdecef;color:#8a0b2f;border:1px solid #f5c2cf}
+.alert.info{background:#eef3ff;color:#1d3b8f;border:1px solid #c9d7ff}
+.alert.success{background:#e9f8f0;color:#0b6b3a;border:1px solid #bfe8d0}
+.status{display:inline-block;font-size:.8125rem;font-weight:700;padding:.125rem .5rem;border-radius:999px;background:#e9f8f0;color:#0b6b3a}
+.status.off{background:#eceef2;color:#3c4257}
+.cancel{display:block;text-align:center;margin-top:1rem;color:#5b6478}
+.cancel:hover{color:#1a1f36}
+dl.facts{display:grid;grid-template-columns:auto 1fr;gap:.375rem 1rem;margin:1rem 0;font-size:.9375rem}
+dl.facts dt{color:#5b6478}
+dl.facts dd{margin:0;text-align:right;overflow-wrap:anywhere}
+footer{text-align:center;color:#7a8294;font-size:.8125rem;margin-top:1.25rem}
+a{color:#4b44d6}
+.sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);border:0}
+@media (max-width:420px){main{padding:1rem .75rem 2rem}.card{padding:1.25rem 1rem}.amount{font-size:1.75rem}}
+`.trim();
+
+/** The CSP source that allows exactly PAGE_CSS. */
+export const PAGE_CSS_HASH = `'sha256-${createHash('sha256').update(PAGE_CSS).digest('base64')}'`;
+
+export interface PageOptions {
+  /** The document title (the tab); also the default heading for screen readers. */
+  title: string;
+  body: Html;
+  lang?: string;
+}
+
+/** A complete HTML document around `body`. */
+export function renderPage(opts: PageOptions): string {
+  return html`<!doctype html>
+<html lang="${opts.lang ?? 'en'}">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<meta name="referrer" content="no-referrer">
+<meta name="robots" content="noindex">
+<title>${opts.title}</title>
+<style>${raw(PAGE_CSS)}</style>
+</head>
+<body>
+<main>
+${opts.body}
+<footer>Payments are processed securely. Card numbers are never stored.</footer>
+</main>
+</body>
+</html>
+`.value;
+}
+
+/** An error or notice box that screen readers announce. */
+export function alertBox(kind: 'error' | 'info' | 'success', message: string | null | undefined): Html {
+  if (!message) return html``;
+  return html`<div class="alert ${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${message}</div>`;
+}

@@ -1,0 +1,85 @@
+import { alertBox, formatAmount, html, renderPage, type Html } from '../pages/index.ts';
+import type { LinkSource } from './schema.ts';
+import type { PaymentLinkRow } from './store.ts';
+
+/** What the payer typed, and what was wrong with it, when the form comes back. */
+export interface PayerForm {
+  name?: string;
+  email?: string;
+  phone?: string;
+  errors?: Partial<Record<'name' | 'email' | 'phone', string>>;
+  message?: string | null;
+}
+
+const money = (l: PaymentLinkRow) => formatAmount(l.amount_cents, l.currency);
+const title = (l: PaymentLinkRow) => l.name ?? l.description ?? 'Payment';
+const testBadge = (l: PaymentLinkRow) => (l.livemode ? html`` : html`<p class="merchant"><span class="status off">Test mode</span></p>`);
+
+function summary(l: PaymentLinkRow): Html {
+  return html`${testBadge(l)}
+<h1>${title(l)}</h1>
+<p class="amount">${money(l)}</p>
+${l.description && l.name ? html`<p class="description">${l.description}</p>` : ''}`;
+}
+
+function field(id: 'name' | 'email' | 'phone', label: string, attrs: Html, form: PayerForm): Html {
+  const error = form.errors?.[id];
+  return html`<div class="field">
+<label for="${id}">${label}</label>
+<input id="${id}" name="${id}" ${attrs} value="${form[id] ?? ''}"${error ? html` aria-invalid="true" aria-describedby="${id}-error"` : ''} required>
+${error ? html`<p class="alert error" id="${id}-error">${error}</p>` : ''}
+</div>`;
+}
+
+/** The page of a link that takes payments: what is paid, the fields it collects, one button. */
+export function linkPage(l: PaymentLinkRow, action: string, csrf: string, source: LinkSource, form: PayerForm = {}): string {
+  const hasErrors = form.errors && Object.keys(form.errors).length > 0;
+  const body = html`<div class="card">
+${summary(l)}
+${l.installment_enabled ? alertBox('info', 'Installments available: this merchant offers to spread the payment over several installments.') : ''}
+${alertBox('error', form.message ?? (hasErrors ? 'Please check the highlighted fields.' : null))}
+<form method="post" action="${action}" novalidate>
+<input type="hidden" name="_csrf" value="${csrf}">
+<input type="hidden" name="src" value="${source}">
+${l.collect_name ? field('name', 'Name', html`type="text" autocomplete="name" maxlength="200"`, form) : ''}
+${l.collect_email ? field('email', 'Email', html`type="email" autocomplete="email" maxlength="254"`, form) : ''}
+${l.collect_phone ? field('phone', 'Phone', html`type="tel" autocomplete="tel" maxlength="32"`, form) : ''}
+<button type="submit" class="btn">Pay ${money(l)}</button>
+</form>
+${l.livemode ? '' : html`<p class="muted">Test mode: no real money moves. The next page takes the test card 4242 4242 4242 4242.</p>`}
+</div>`;
+  return renderPage({ title: `${title(l)}: ${money(l)}`, body });
+}
+
+/** A link that takes no payment (ended, deactivated or expired): the reason, and no form. */
+export function endedPage(l: PaymentLinkRow, badge: string, message: string): string {
+  const body = html`<div class="card stack">
+${testBadge(l)}
+<p><span class="status off">${badge}</span></p>
+<h1>${title(l)}</h1>
+<p class="amount">${money(l)}</p>
+${alertBox('info', message)}
+<p class="muted">Nothing can be paid on this page. If you still want to pay, ask the merchant for a new link.</p>
+</div>`;
+  return renderPage({ title: `${title(l)}: ${badge}`, body });
+}
+
+/** Where the hosted checkout sends the payer after a successful payment on the link. */
+export function thanksPage(l: PaymentLinkRow, receiptUrl: string | null): string {
+  const body = html`<div class="card stack">
+${testBadge(l)}
+${alertBox('success', receiptUrl ? 'Payment successful. Thank you!' : 'Thank you!')}
+<h1>${title(l)}</h1>
+<p class="amount">${money(l)}</p>
+${receiptUrl ? html`<a class="btn" href="${receiptUrl}">View receipt</a>` : html`<p>We could not find a completed payment for this page.</p>`}
+</div>`;
+  return renderPage({ title: 'Thank you', body });
+}
+
+/** A page with a heading and one sentence: not found, a form that could not be read, an error. */
+export function messagePage(heading: string, message: string): string {
+  return renderPage({ title: heading, body: html`<div class="card stack"><h1>${heading}</h1><p>${message}</p></div>` });
+}
+
+export const notFoundPage = (): string =>
+  messagePage('Payment link not found', 'This payment link does not exist. Check the address or ask the merchant for a new link.');

@@ -1,0 +1,54 @@
+import { paymentHooks, type PaymentHook } from '../checkout/hooks.ts';
+import type { Sql } from '../db/sql.ts';
+import { recordEvent } from '../events/record.ts';
+import type { Services } from '../services.ts';
+import { enqueuePaymentCount } from './jobs.ts';
+import { presentPaymentLink } from './presenter.ts';
+import { closedReason, paymentLimit } from './service.ts';
+import * as store from './store.ts';
+
+const ownerOf = (r: { account_id: string; livemode: boolean }) => ({ accountId: r.account_id, livemode: r.livemode });
+
+/** The services of each pool, so that a hook holding only a Tx enqueues on the right deployment's queues. */
+const servicesOf = new WeakMap<Sql, Services>();
+
+/**
+ * quantity_limit and SINGLE held exactly (DESIGN 8): the payment's transaction locks the link row
+ * before the card is charged and counts the SUCCEEDED payments rows, never the asynchronous
+ * counters. Concurrent payers queue on that lock; the one who finds the limit reached is refused
+ * uncharged, and the payment that reaches it marks the link COMPLETED in the same transaction.
+ */
+export const linkPaymentHook: PaymentHook = {
+  async beforeCharge(tx, session) {
+    if (!session.payment_link_id) return null;
+    const link = await store.lockLink(tx.sql, ownerOf(session), session.payment_link_id);
+    if (!link) return 'This payment link no longer exists.';
+    const closed = closedReason(link, await store.succeededPayments(tx.sql, link.id));
+    if (closed) return closed.message;
+    if (link.amount_cents !== session.amount_cents || link.currency !== session.currency) {
+      return 'The price on this payment link has changed. Open the link again to pay the current price.';
+    }
+    return null;
+  },
+
+  async afterSuccess(tx, session, payment) {
+    if (!session.payment_link_id) return;
+    const o = ownerOf(session);
+    const link = await store.lockLink(tx.sql, o, session.payment_link_id);
+    if (!link) return;
+    // Every web process registers its pool; were one missing, the reconciler would count the payment.
+    const s = tx.db && servicesOf.get(tx.db);
+    const limit = paymentLimit(link.type, link.quantity_limit);
+    if (link.status === 'ACTIVE' && limit !== null && (await store.succeededPayments(tx.sql, link.id)) >= limit) {
+      const done = await store.updateLink(tx.sql, link.id, { status: 'COMPLETED' });
+      if (s) await recordEvent(tx, o.accountId, 'payment_link.updated', presentPaymentLink(done, s.config.publicLinkUrl));
+    }
+    if (s) tx.afterCommit(() => enqueuePaymentCount(s.queues, payment.id));
+  },
+};
+
+/** Takes part in checkout payments for this deployment's pool; safe to call more than once. */
+export function registerLinkPayments(s: Services): void {
+  servicesOf.set(s.sql, s);
+  if (!paymentHooks.includes(linkPaymentHook)) paymentHooks.push(linkPaymentHook);
+}

@@ -1,0 +1,121 @@
+import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
+import { z } from 'zod';
+import { sessionUrl } from '../checkout/presenter.ts';
+import { findSession } from '../checkout/store.ts';
+import { isId } from '../lib/ids.ts';
+import { allowFormTargets, createCsrf, hostedPageSecurity } from '../pages/index.ts';
+import type { Services } from '../services.ts';
+import { ViewRecorder } from './jobs.ts';
+import { endedPage, linkPage, messagePage, notFoundPage, thanksPage, type PayerForm } from './page-views.ts';
+import { registerLinkPayments } from './payment-hooks.ts';
+import { parseSource, type LinkSource } from './schema.ts';
+import { closedReason, startCheckout, type Payer } from './service.ts';
+import * as store from './store.ts';
+import type { PaymentLinkRow } from './store.ts';
+
+/** The path the public link pages are mounted at: the path part of PUBLIC_LINK_URL ('' for the root). */
+export const publicLinkMountPath = (publicLinkUrl: string): string => new URL(publicLinkUrl).pathname.replace(/\/+$/, '');
+
+const SLUG = /^[a-z0-9-]{3,64}$/;
+const PHONE = /^\+?[0-9 ().-]{6,32}$/;
+const isEmail = (v: string) => z.email().safeParse(v).success;
+const str = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
+
+/** The problems with what the payer typed, for the fields the link collects; null when none. */
+function payerErrors(link: PaymentLinkRow, p: Payer): PayerForm['errors'] | null {
+  const errors: NonNullable<PayerForm['errors']> = {};
+  if (link.collect_name && (!p.name || p.name.length > 200)) errors.name = 'Enter your name.';
+  if (link.collect_email && (p.email.length > 254 || !isEmail(p.email))) errors.email = 'Enter a valid email address, like you@example.com.';
+  if (link.collect_phone && (!PHONE.test(p.phone) || p.phone.replace(/\D/g, '').length < 6)) {
+    errors.phone = 'Enter a valid phone number, like +1 415 555 0100.';
+  }
+  return Object.keys(errors).length ? errors : null;
+}
+
+/**
+ * The public page of a payment link at PUBLIC_LINK_URL/<slug or id>: server-rendered HTML, no
+ * script, one urlencoded form with a CSRF token. Its post opens a checkout session tied to the
+ * link and sends the payer to the hosted checkout. A page load is counted by appending to the
+ * view buffer only: it never waits on Redis or Postgres for counting.
+ */
+export function publicLinksRouter(s: Services): Router {
+  registerLinkPayments(s);
+  const views = new ViewRecorder(s.queues, s.log.child({ component: 'link-views' }));
+  s.beforeClose.push(() => views.close());
+
+  const r = Router();
+  const base = publicLinkMountPath(s.config.publicLinkUrl);
+  const csrf = createCsrf(s.sql);
+  const security = hostedPageSecurity();
+  const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
+  const send = (res: Response, status: number, body: string) => res.status(status).type('html').send(body);
+
+  /** The link of the URL; null when the segment cannot be a link (left to the routes after this one). */
+  async function load(req: Request, res: Response): Promise<PaymentLinkRow | null | undefined> {
+    const key = String(req.params.key);
+    if (!isId('pl', key) && !SLUG.test(key)) return null;
+    const link = await store.findPublicLink(s.sql, key);
+    if (link) return link;
+    if (base === '') return null;
+    send(res, 404, notFoundPage());
+    return undefined;
+  }
+
+  async function showForm(req: Request, res: Response, link: PaymentLinkRow, source: LinkSource, status: number, state: PayerForm = {}) {
+    allowFormTargets(res, [s.config.checkoutUrl]);
+    const token = await csrf.token(req, res, link.id);
+    send(res, status, linkPage(link, `${base}/${encodeURIComponent(String(req.params.key))}`, token, source, state));
+  }
+
+  r.get('/:key', security, async (req, res, next) => {
+    const link = await load(req, res);
+    if (link === null) return next();
+    if (!link) return;
+    const source = parseSource(req.query.src);
+    if (req.method === 'GET') views.record(link.id, source);
+    const closed = closedReason(link, 0);
+    if (closed) return send(res, 200, endedPage(link, closed.badge, closed.message));
+    await showForm(req, res, link, source, 200);
+  });
+
+  r.post('/:key', security, form, async (req, res, next) => {
+    const link = await load(req, res);
+    if (link === null) return next();
+    if (!link) return;
+    const body = (req.body ?? {}) as Record<string, unknown>;
+    const source = parseSource(body.src);
+    const payer: Payer = { name: str(body.name), email: str(body.email), phone: str(body.phone) };
+    if (!(await csrf.verify(req, link.id))) {
+      return showForm(req, res, link, source, 403, { ...payer, message: 'This form has expired. Please submit it again.' });
+    }
+    const closed = closedReason(link, await store.succeededPayments(s.sql, link.id));
+    if (closed) return send(res, 409, endedPage(link, closed.badge, closed.message));
+    const errors = payerErrors(link, payer);
+    if (errors) return showForm(req, res, link, source, 400, { ...payer, errors });
+    const session = await startCheckout(s, link, source, payer);
+    res.redirect(303, sessionUrl(s.config.checkoutUrl, session.id));
+  });
+
+  // The success_url of the link's checkout sessions.
+  r.get('/:key/paid', security, async (req, res, next) => {
+    const link = await load(req, res);
+    if (link === null) return next();
+    if (!link) return;
+    const id = String(req.query.session ?? '');
+    const session = isId('cs', id) ? await findSession(s.sql, { accountId: link.account_id, livemode: link.livemode }, id) : undefined;
+    const paid = session && session.payment_link_id === link.id && session.status === 'COMPLETE';
+    send(res, 200, thanksPage(link, paid ? `${sessionUrl(s.config.checkoutUrl, session.id)}/receipt` : null));
+  });
+
+  const pageErrors: ErrorRequestHandler = (err, req, res, _next) => {
+    const status = (err as { status?: number }).status;
+    if (status && status >= 400 && status < 500) {
+      req.log.info({ type: (err as { type?: string }).type, status }, 'payment link form refused');
+      return send(res, status, messagePage('Please try again', 'The form could not be read. Go back and submit it again.'));
+    }
+    req.log.error({ err }, 'payment link page error');
+    return send(res, 500, messagePage('Something went wrong', 'Something went wrong on our side. Please try again in a moment.'));
+  };
+  r.use(pageErrors);
+  return r;
+}

@@ -1,0 +1,67 @@
+import { z } from 'zod';
+import { isCurrency } from '../lib/currency.ts';
+import { listQuerySchema } from '../lib/pagination.ts';
+import { metadataSchema, text } from '../lib/validate.ts';
+
+export const LINK_TYPES = ['SINGLE', 'MULTI'] as const;
+export const LINK_STATUSES = ['ACTIVE', 'COMPLETED', 'CANCELLED'] as const;
+export const LINK_SOURCES = ['DIRECT', 'EMBED', 'WHATSAPP', 'QR'] as const;
+export type LinkType = (typeof LINK_TYPES)[number];
+export type LinkStatus = (typeof LINK_STATUSES)[number];
+export type LinkSource = (typeof LINK_SOURCES)[number];
+
+/** The largest amount a link may charge: what one checkout session may charge (Stripe's bound). */
+export const MAX_AMOUNT = 99_999_999;
+
+const amount = z
+  .number({ error: 'must be an integer amount in the smallest currency unit' })
+  .int('must be an integer amount in the smallest currency unit')
+  .min(1, 'must be at least 1')
+  .max(MAX_AMOUNT, `must be at most ${MAX_AMOUNT}`);
+
+const currency = z.string().refine(isCurrency, 'must be a lowercase ISO 4217 currency code, such as usd');
+
+export const slugSchema = z
+  .string()
+  .regex(/^[a-z0-9-]{3,64}$/, 'must be 3 to 64 characters of lowercase letters, digits and hyphens');
+
+const unixTime = z.number({ error: 'must be a Unix timestamp in seconds' }).int('must be a Unix timestamp in seconds').min(0);
+
+/** Writable on create and on update. Counters, url, status on create, id and the timestamps are not. */
+const writable = {
+  amount,
+  currency,
+  type: z.enum(LINK_TYPES),
+  name: text(200).nullable(),
+  slug: slugSchema.nullable(),
+  description: text(1000).nullable(),
+  customer_id: z.string().nullable(),
+  collect_name: z.boolean(),
+  collect_email: z.boolean(),
+  collect_phone: z.boolean(),
+  installment_enabled: z.boolean(),
+  quantity_limit: z.number().int('must be an integer').min(1, 'must be at least 1').max(1_000_000_000).nullable(),
+  expires_at: unixTime.nullable(),
+  metadata: metadataSchema.nullable(),
+};
+
+export const CreatePaymentLink = z.strictObject(writable).partial().required({ amount: true, currency: true });
+export type CreatePaymentLink = z.infer<typeof CreatePaymentLink>;
+
+/** `status` moves a link between ACTIVE and CANCELLED; COMPLETED is reached only by payments. */
+export const UpdatePaymentLink = z
+  .strictObject({ ...writable, status: z.enum(['ACTIVE', 'CANCELLED']) })
+  .partial();
+export type UpdatePaymentLink = z.infer<typeof UpdatePaymentLink>;
+
+export const ListPaymentLinks = listQuerySchema('pl', {
+  status: z.enum(LINK_STATUSES).optional(),
+  type: z.enum(LINK_TYPES).optional(),
+});
+export type ListPaymentLinks = z.infer<typeof ListPaymentLinks>;
+
+/** `?src=` of the public page: anything unknown counts as DIRECT rather than losing the view. */
+export function parseSource(value: unknown): LinkSource {
+  const v = typeof value === 'string' ? value.toUpperCase() : '';
+  return (LINK_SOURCES as readonly string[]).includes(v) ? (v as LinkSource) : 'DIRECT';
+}

@@ -1,0 +1,225 @@
+import { createSession, type SessionRow } from '../checkout/service.ts';
+import { withTx } from '../db/tx.ts';
+import type { TxSql } from '../db/sql.ts';
+import { recordEvent } from '../events/record.ts';
+import { ApiError, invalidParam, resourceMissing } from '../lib/errors.ts';
+import { newId } from '../lib/ids.ts';
+import { nowUnix } from '../lib/time.ts';
+import { mergeMetadata, metadataOnCreate } from '../lib/validate.ts';
+import type { Services } from '../services.ts';
+import { presentAnalytics, presentPaymentLink, type PaymentLink } from './presenter.ts';
+import type { CreatePaymentLink, LinkSource, LinkType, UpdatePaymentLink } from './schema.ts';
+import * as store from './store.ts';
+import type { LinkChanges, Owner, PaymentLinkRow } from './store.ts';
+
+/** How many successful payments a link takes: one for SINGLE, quantity_limit (or no limit) for MULTI. */
+export function paymentLimit(type: LinkType, quantityLimit: number | null): number | null {
+  return type === 'SINGLE' ? 1 : quantityLimit;
+}
+
+export function isExpired(row: Pick<PaymentLinkRow, 'expires_at'>, now = Date.now()): boolean {
+  return row.expires_at !== null && row.expires_at.getTime() <= now;
+}
+
+export interface Closed {
+  /** A word for the page's badge. */
+  badge: 'Ended' | 'Deactivated' | 'Expired';
+  /** What the payer is told. */
+  message: string;
+}
+
+/** Why a payer cannot pay this link right now, or null when they can. */
+export function closedReason(row: PaymentLinkRow, succeeded: number, now = Date.now()): Closed | null {
+  if (row.status === 'CANCELLED') return { badge: 'Deactivated', message: 'This payment link has been deactivated by the merchant.' };
+  const limit = paymentLimit(row.type, row.quantity_limit);
+  if (row.status === 'COMPLETED' || (limit !== null && succeeded >= limit)) {
+    return { badge: 'Ended', message: 'This payment link has ended: it accepts no more payments.' };
+  }
+  if (isExpired(row, now)) return { badge: 'Expired', message: 'This payment link has expired: it accepts no more payments.' };
+  return null;
+}
+
+const present = (s: Services, row: PaymentLinkRow) => presentPaymentLink(row, s.config.publicLinkUrl);
+
+function checkSingleLimit(type: LinkType, quantityLimit: number | null | undefined): void {
+  if (type === 'SINGLE' && quantityLimit != null && quantityLimit !== 1) {
+    throw invalidParam('quantity_limit', 'A SINGLE link takes exactly one payment: leave quantity_limit empty or set it to 1.');
+  }
+}
+
+function checkFuture(expiresAt: number | null | undefined): void {
+  if (expiresAt != null && expiresAt <= nowUnix()) throw invalidParam('expires_at', 'expires_at must lie in the future.');
+}
+
+async function checkCustomer(sql: TxSql, o: Owner, id: string | null | undefined): Promise<void> {
+  if (id != null && !(await store.customerExists(sql, o, id))) {
+    throw invalidParam('customer_id', `No such customer: '${id}'`);
+  }
+}
+
+/** A slug taken in the same account and mode surfaces as the unique index's violation. */
+async function slugChecked<T>(slug: string | null | undefined, work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    const e = err as { code?: string; constraint_name?: string };
+    if (e.code === '23505' && e.constraint_name === 'payment_links_slug') {
+      throw invalidParam('slug', `The slug '${slug}' is already used by another payment link.`);
+    }
+    throw err;
+  }
+}
+
+export async function createLink(s: Services, o: Owner, input: CreatePaymentLink): Promise<PaymentLink> {
+  const type = input.type ?? 'MULTI';
+  checkSingleLimit(type, input.quantity_limit);
+  checkFuture(input.expires_at);
+  return slugChecked(input.slug, () =>
+    withTx(s.sql, s.log, async (tx) => {
+      await checkCustomer(tx.sql, o, input.customer_id);
+      const row = await store.insertLink(tx.sql, o, {
+        id: newId('pl'),
+        type,
+        name: input.name ?? null,
+        slug: input.slug ?? null,
+        amount_cents: input.amount,
+        currency: input.currency,
+        description: input.description ?? null,
+        customer_id: input.customer_id ?? null,
+        collect_name: input.collect_name ?? false,
+        collect_email: input.collect_email ?? false,
+        collect_phone: input.collect_phone ?? false,
+        installment_enabled: input.installment_enabled ?? false,
+        quantity_limit: input.quantity_limit ?? null,
+        expires_at: input.expires_at != null ? new Date(input.expires_at * 1000) : null,
+        metadata: metadataOnCreate(input.metadata),
+      });
+      const link = present(s, row);
+      await recordEvent(tx, o.accountId, 'payment_link.created', link);
+      return link;
+    }),
+  );
+}
+
+/**
+ * The changes a PATCH makes, or the 400 it gets. `succeeded` is the exact count of successful
+ * payments, read under the link's row lock, so no payment can slip in between check and write.
+ */
+export function planUpdate(cur: PaymentLinkRow, patch: UpdatePaymentLink, succeeded: number, now = Date.now()): LinkChanges {
+  const c: LinkChanges = {};
+  const frozen = (param: string) => {
+    if (succeeded > 0) throw invalidParam(param, `${param} cannot change once the link has a successful payment.`);
+  };
+  if (patch.amount !== undefined && patch.amount !== cur.amount_cents) {
+    frozen('amount');
+    c.amount_cents = patch.amount;
+  }
+  if (patch.currency !== undefined && patch.currency !== cur.currency) {
+    frozen('currency');
+    c.currency = patch.currency;
+  }
+  if (patch.type !== undefined && patch.type !== cur.type) {
+    frozen('type');
+    c.type = patch.type;
+  }
+
+  for (const k of ['name', 'description', 'slug', 'customer_id'] as const) {
+    if (patch[k] !== undefined && patch[k] !== cur[k]) c[k] = patch[k];
+  }
+  for (const k of ['collect_name', 'collect_email', 'collect_phone', 'installment_enabled'] as const) {
+    if (patch[k] !== undefined && patch[k] !== cur[k]) c[k] = patch[k];
+  }
+  if (patch.metadata !== undefined) c.metadata = mergeMetadata(cur.metadata, patch.metadata);
+
+  const oldLimit = paymentLimit(cur.type, cur.quantity_limit);
+  const ended = cur.status === 'COMPLETED' || isExpired(cur, now) || (oldLimit !== null && succeeded >= oldLimit);
+  const endedError = (what: string) =>
+    new ApiError('resource_invalid_state', `This payment link has ended (completed or expired): ${what} can no longer change.`);
+
+  if (patch.quantity_limit !== undefined && patch.quantity_limit !== cur.quantity_limit) {
+    if (ended) throw endedError('quantity_limit');
+    if (patch.quantity_limit !== null && patch.quantity_limit < succeeded) {
+      throw invalidParam('quantity_limit', `quantity_limit cannot go below the link's ${succeeded} successful payments.`);
+    }
+    c.quantity_limit = patch.quantity_limit;
+  }
+  checkSingleLimit(c.type ?? cur.type, c.quantity_limit !== undefined ? c.quantity_limit : cur.quantity_limit);
+
+  if (patch.expires_at !== undefined && patch.expires_at !== (cur.expires_at ? cur.expires_at.getTime() / 1000 : null)) {
+    if (ended) throw endedError('expires_at');
+    checkFuture(patch.expires_at);
+    c.expires_at = patch.expires_at === null ? null : new Date(patch.expires_at * 1000);
+  }
+
+  if (patch.status !== undefined && patch.status !== cur.status) {
+    if (cur.status === 'COMPLETED') throw endedError('status');
+    if (patch.status === 'ACTIVE' && ended) throw new ApiError('resource_invalid_state', 'This payment link has ended (completed or expired) and cannot be reactivated.');
+    c.status = patch.status;
+  }
+
+  // Lowering the limit to the number already paid ends the link, as the last payment would have.
+  const newLimit = paymentLimit(c.type ?? cur.type, c.quantity_limit !== undefined ? c.quantity_limit : cur.quantity_limit);
+  if (cur.status !== 'COMPLETED' && newLimit !== null && succeeded >= newLimit && succeeded > 0) c.status = 'COMPLETED';
+  return c;
+}
+
+export async function updateLink(s: Services, o: Owner, id: string, patch: UpdatePaymentLink): Promise<PaymentLink> {
+  return slugChecked(patch.slug, () =>
+    withTx(s.sql, s.log, async (tx) => {
+      const cur = await store.lockLink(tx.sql, o, id);
+      if (!cur) throw resourceMissing('payment_link', id);
+      const changes = planUpdate(cur, patch, await store.succeededPayments(tx.sql, id));
+      if (Object.keys(changes).length === 0) return present(s, cur);
+      if (changes.customer_id !== undefined) await checkCustomer(tx.sql, o, changes.customer_id);
+      const link = present(s, await store.updateLink(tx.sql, id, changes));
+      await recordEvent(tx, o.accountId, 'payment_link.updated', link);
+      return link;
+    }),
+  );
+}
+
+export async function getLink(s: Services, o: Owner, id: string): Promise<PaymentLink> {
+  const row = await store.findLink(s.sql, o, id);
+  if (!row) throw resourceMissing('payment_link', id);
+  return present(s, row);
+}
+
+export async function linkAnalytics(s: Services, o: Owner, id: string) {
+  const row = await store.findLink(s.sql, o, id);
+  if (!row) throw resourceMissing('payment_link', id);
+  return presentAnalytics(row, await store.analyticsBySource(s.sql, o, id));
+}
+
+/** What a payer typed on the link page, for the fields the link collects. */
+export interface Payer {
+  name: string;
+  email: string;
+  phone: string;
+}
+
+/**
+ * Opens a checkout session for one payer of the link, through the same code path as
+ * POST /v1/checkout/sessions. The payer's name and phone travel in the session's metadata
+ * (payer_name, payer_phone), the email as customer_email.
+ */
+export async function startCheckout(s: Services, link: PaymentLinkRow, source: LinkSource, payer: Payer): Promise<SessionRow> {
+  const metadata: Record<string, string> = {};
+  if (link.collect_name && payer.name) metadata.payer_name = payer.name;
+  if (link.collect_phone && payer.phone) metadata.payer_phone = payer.phone;
+  // The link id, not its slug: the slug may change while the payer is on the checkout page.
+  const page = `${s.config.publicLinkUrl}/${link.id}`;
+  return createSession(
+    s,
+    { accountId: link.account_id, livemode: link.livemode },
+    {
+      amount: link.amount_cents,
+      currency: link.currency,
+      success_url: `${page}/paid?session={CHECKOUT_SESSION_ID}`,
+      cancel_url: source === 'DIRECT' ? page : `${page}?src=${source}`,
+      customer_id: link.customer_id,
+      customer_email: link.collect_email && payer.email ? payer.email : null,
+      metadata,
+    },
+    { paymentLinkId: link.id, linkSource: source, description: link.description ?? link.name ?? undefined },
+  );
+}

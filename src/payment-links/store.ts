@@ -1,0 +1,165 @@
+import type { Sql, TxSql } from '../db/sql.ts';
+import { isId } from '../lib/ids.ts';
+import { keyset, type PageParams } from '../lib/pagination.ts';
+import type { LinkSource, LinkStatus, LinkType } from './schema.ts';
+
+type Db = Sql | TxSql;
+
+export interface PaymentLinkRow {
+  id: string;
+  account_id: string;
+  livemode: boolean;
+  type: LinkType;
+  status: LinkStatus;
+  name: string | null;
+  slug: string | null;
+  amount_cents: number;
+  currency: string;
+  description: string | null;
+  customer_id: string | null;
+  collect_name: boolean;
+  collect_email: boolean;
+  collect_phone: boolean;
+  installment_enabled: boolean;
+  quantity_limit: number | null;
+  view_count: number;
+  payment_count: number;
+  total_collected_cents: number;
+  expires_at: Date | null;
+  metadata: Record<string, string>;
+  created_at: Date;
+  updated_at: Date;
+  /** The segment after PUBLIC_LINK_URL: the slug when this link holds it publicly, else the id. */
+  path: string;
+}
+
+export interface Owner {
+  accountId: string;
+  livemode: boolean;
+}
+
+export interface NewLink {
+  id: string;
+  type: LinkType;
+  name: string | null;
+  slug: string | null;
+  amount_cents: number;
+  currency: string;
+  description: string | null;
+  customer_id: string | null;
+  collect_name: boolean;
+  collect_email: boolean;
+  collect_phone: boolean;
+  installment_enabled: boolean;
+  quantity_limit: number | null;
+  expires_at: Date | null;
+  metadata: Record<string, string>;
+}
+
+/** Fields an update may set; every one is a plain column. */
+export type LinkChanges = Partial<Omit<NewLink, 'id'> & { status: LinkStatus }>;
+
+const withPath = (sql: Db) => sql`*, payment_link_path(id, slug, livemode) as path`;
+
+export async function insertLink(tx: TxSql, o: Owner, link: NewLink): Promise<PaymentLinkRow> {
+  const [row] = await tx<PaymentLinkRow[]>`
+    insert into payment_links ${tx({ ...link, account_id: o.accountId, livemode: o.livemode, metadata: tx.json(link.metadata) } as Record<string, unknown>)}
+    returning ${withPath(tx)}`;
+  return row!;
+}
+
+export async function findLink(sql: Db, o: Owner, id: string): Promise<PaymentLinkRow | undefined> {
+  const [row] = await sql<PaymentLinkRow[]>`
+    select ${withPath(sql)} from payment_links
+    where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode}`;
+  return row;
+}
+
+/** The row under a lock that payments on the link and updates of it queue behind. */
+export async function lockLink(tx: TxSql, o: Owner, id: string): Promise<PaymentLinkRow | undefined> {
+  const [row] = await tx<PaymentLinkRow[]>`
+    select ${withPath(tx)} from payment_links
+    where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode}
+    for update`;
+  return row;
+}
+
+/** Applies a non-empty set of changes. */
+export async function updateLink(tx: TxSql, id: string, changes: LinkChanges): Promise<PaymentLinkRow> {
+  const set: Record<string, unknown> = { ...changes };
+  if (changes.metadata) set.metadata = tx.json(changes.metadata);
+  const [row] = await tx<PaymentLinkRow[]>`
+    update payment_links set ${tx(set)}, updated_at = now()
+    where id = ${id}
+    returning ${withPath(tx)}`;
+  return row!;
+}
+
+export async function listLinks(
+  sql: Sql,
+  o: Owner,
+  p: PageParams & { status?: LinkStatus | undefined; type?: LinkType | undefined },
+): Promise<PaymentLinkRow[]> {
+  const k = keyset(sql, p);
+  return sql<PaymentLinkRow[]>`
+    select ${withPath(sql)} from payment_links
+    where account_id = ${o.accountId} and livemode = ${o.livemode}
+      ${p.status !== undefined ? sql`and status = ${p.status}` : sql``}
+      ${p.type !== undefined ? sql`and type = ${p.type}` : sql``}
+      ${k.where}
+    ${k.order} limit ${k.limit}`;
+}
+
+/**
+ * The link behind a public URL segment: an id, or a slug. A slug may exist in several accounts
+ * and modes; it resolves the way payment_link_path assigns it (live first, then the oldest).
+ */
+export async function findPublicLink(sql: Sql, key: string): Promise<PaymentLinkRow | undefined> {
+  if (isId('pl', key)) {
+    const [row] = await sql<PaymentLinkRow[]>`select ${withPath(sql)} from payment_links where id = ${key}`;
+    return row;
+  }
+  const [row] = await sql<PaymentLinkRow[]>`
+    select ${withPath(sql)} from payment_links where slug = ${key} order by livemode desc, id limit 1`;
+  return row;
+}
+
+/** Successful payments counted from the payments rows: exact, unlike the asynchronous payment_count. */
+export async function succeededPayments(sql: Db, linkId: string): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    select count(*)::int as n from payments where payment_link_id = ${linkId} and status = 'SUCCEEDED'`;
+  return row!.n;
+}
+
+export async function customerExists(sql: Db, o: Owner, id: string): Promise<boolean> {
+  const rows = await sql`select 1 from customers where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode}`;
+  return rows.length > 0;
+}
+
+export interface SourceTotals {
+  source: LinkSource;
+  views: number;
+  payments: number;
+  amount_collected_cents: number;
+}
+
+/** Views and successful payments per source, counted from the source rows. */
+export async function analyticsBySource(sql: Sql, o: Owner, linkId: string): Promise<SourceTotals[]> {
+  return sql<SourceTotals[]>`
+    with v as (
+      select source, count(*)::bigint as views from payment_link_views
+      where payment_link_id = ${linkId} and account_id = ${o.accountId} and livemode = ${o.livemode}
+      group by source
+    ), p as (
+      select coalesce(link_source, 'DIRECT') as source, count(*)::bigint as payments, sum(amount_cents)::bigint as amount
+      from payments
+      where payment_link_id = ${linkId} and status = 'SUCCEEDED' and account_id = ${o.accountId} and livemode = ${o.livemode}
+      group by 1
+    )
+    select s.source, coalesce(v.views, 0) as views, coalesce(p.payments, 0) as payments,
+           coalesce(p.amount, 0) as amount_collected_cents
+    from unnest(array['DIRECT', 'EMBED', 'WHATSAPP', 'QR']) with ordinality as s (source, ord)
+    left join v on v.source = s.source
+    left join p on p.source = s.source
+    order by s.ord`;
+}

@@ -1,0 +1,121 @@
+import type { Sql, TxSql } from '../db/sql.ts';
+import { keyset } from '../lib/pagination.ts';
+import type { ListPayments } from './schema.ts';
+
+export type PaymentStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED';
+
+export interface PaymentRow {
+  id: string;
+  account_id: string;
+  livemode: boolean;
+  status: PaymentStatus;
+  amount_cents: number;
+  currency: string;
+  checkout_session_id: string | null;
+  payment_intent_id: string | null;
+  customer_id: string | null;
+  email: string | null;
+  billing_name: string | null;
+  card_brand: string | null;
+  card_last4: string | null;
+  next_action: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  description: string | null;
+  payment_link_id: string | null;
+  link_source: string | null;
+  succeeded_at: Date | null;
+  failed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface Owner {
+  accountId: string;
+  livemode: boolean;
+}
+
+export type NewPayment = Pick<
+  PaymentRow,
+  | 'id' | 'amount_cents' | 'currency' | 'checkout_session_id' | 'payment_intent_id' | 'customer_id' | 'email'
+  | 'billing_name' | 'card_brand' | 'card_last4' | 'description' | 'payment_link_id' | 'link_source'
+>;
+
+export async function insertPayment(sql: TxSql, o: Owner, p: NewPayment): Promise<PaymentRow> {
+  const [row] = await sql<PaymentRow[]>`
+    insert into payments (id, account_id, livemode, amount_cents, currency, checkout_session_id, payment_intent_id,
+      customer_id, email, billing_name, card_brand, card_last4, description, payment_link_id, link_source)
+    values (${p.id}, ${o.accountId}, ${o.livemode}, ${p.amount_cents}, ${p.currency}, ${p.checkout_session_id},
+      ${p.payment_intent_id}, ${p.customer_id}, ${p.email}, ${p.billing_name}, ${p.card_brand}, ${p.card_last4},
+      ${p.description}, ${p.payment_link_id}, ${p.link_source})
+    returning *`;
+  return row!;
+}
+
+export async function findPayment(sql: Sql | TxSql, o: Owner, id: string): Promise<PaymentRow | undefined> {
+  const [row] = await sql<PaymentRow[]>`
+    select * from payments where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode}`;
+  return row;
+}
+
+/** The attempt of a session waiting for its 3-D Secure challenge, locked. */
+export async function lockPendingChallenge(sql: TxSql, o: Owner, sessionId: string, id: string): Promise<PaymentRow | undefined> {
+  const [row] = await sql<PaymentRow[]>`
+    select * from payments
+    where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode}
+      and checkout_session_id = ${sessionId} and status = 'PENDING' and next_action = 'three_d_secure'
+    for update`;
+  return row;
+}
+
+export async function markSucceeded(sql: TxSql, o: Owner, id: string): Promise<PaymentRow> {
+  const [row] = await sql<PaymentRow[]>`
+    update payments set status = 'SUCCEEDED', next_action = null, succeeded_at = now(), updated_at = now()
+    where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} and status = 'PENDING'
+    returning *`;
+  if (!row) throw new Error(`payment ${id} was not PENDING`);
+  return row;
+}
+
+export async function markFailed(sql: TxSql, o: Owner, id: string, code: string, message: string): Promise<PaymentRow> {
+  const [row] = await sql<PaymentRow[]>`
+    update payments
+    set status = 'FAILED', next_action = null, failure_code = ${code}, failure_message = ${message},
+        failed_at = now(), updated_at = now()
+    where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} and status = 'PENDING'
+    returning *`;
+  if (!row) throw new Error(`payment ${id} was not PENDING`);
+  return row;
+}
+
+export async function markRequiresAction(sql: TxSql, o: Owner, id: string): Promise<PaymentRow> {
+  const [row] = await sql<PaymentRow[]>`
+    update payments set next_action = 'three_d_secure', updated_at = now()
+    where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} returning *`;
+  return row!;
+}
+
+/**
+ * Attempts of a session left waiting for a 3-D Secure challenge the payer never finished: they
+ * fail when another attempt starts or the session ends, so no payment stays PENDING for ever.
+ */
+export async function failAbandoned(sql: TxSql, o: Owner, sessionId: string, code: string, message: string): Promise<PaymentRow[]> {
+  return sql<PaymentRow[]>`
+    update payments
+    set status = 'FAILED', next_action = null, failure_code = ${code}, failure_message = ${message},
+        failed_at = now(), updated_at = now()
+    where checkout_session_id = ${sessionId} and account_id = ${o.accountId} and livemode = ${o.livemode}
+      and status = 'PENDING'
+    returning *`;
+}
+
+export async function listPayments(sql: Sql, o: Owner, p: ListPayments): Promise<PaymentRow[]> {
+  const k = keyset(sql, p);
+  return sql<PaymentRow[]>`
+    select * from payments
+    where account_id = ${o.accountId} and livemode = ${o.livemode}
+      ${p.status !== undefined ? sql`and status = ${p.status}` : sql``}
+      ${p.customer !== undefined ? sql`and customer_id = ${p.customer}` : sql``}
+      ${k.where}
+    ${k.order} limit ${k.limit}`;
+}

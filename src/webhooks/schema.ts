@@ -1,0 +1,47 @@
+import { z } from 'zod';
+import { EVENT_TYPE_NAMES, isEventType } from '../events/catalogue.ts';
+import { listQuerySchema } from '../lib/pagination.ts';
+import { text } from '../lib/validate.ts';
+
+/** Endpoints per account and mode. */
+export const MAX_ENDPOINTS = 16;
+
+const url = z.string().min(1, 'must not be empty').max(2048, 'must be at most 2048 characters');
+
+/** A non-empty list of known event types, or exactly ["*"]. */
+const enabledEvents = z
+  .array(z.string(), { error: 'must be an array of event types' })
+  .min(1, 'must list at least one event type, or "*"')
+  .max(EVENT_TYPE_NAMES.length + 1, 'lists too many event types')
+  .superRefine((types, ctx) => {
+    if (types.includes('*')) {
+      if (types.length > 1) ctx.addIssue({ code: 'custom', message: '"*" subscribes to every type and must be the only entry' });
+      return;
+    }
+    const unknown = types.find((t) => !isEventType(t));
+    if (unknown !== undefined) {
+      ctx.addIssue({ code: 'custom', message: `unknown event type '${unknown}' (see GET /v1/event-types)` });
+    }
+  })
+  .transform((types) => [...new Set(types)]);
+
+export const CreateEndpoint = z.strictObject({
+  url,
+  enabled_events: enabledEvents,
+  description: text().nullable().optional(),
+});
+export type CreateEndpoint = z.infer<typeof CreateEndpoint>;
+
+export const UpdateEndpoint = z.strictObject({
+  url: url.optional(),
+  enabled_events: enabledEvents.optional(),
+  description: text().nullable().optional(),
+  is_active: z.boolean().optional(),
+});
+export type UpdateEndpoint = z.infer<typeof UpdateEndpoint>;
+
+export const ListEndpoints = listQuerySchema('we', {});
+export type ListEndpoints = z.infer<typeof ListEndpoints>;
+
+/** rotate-secret takes no parameters. */
+export const RotateSecret = z.strictObject({});

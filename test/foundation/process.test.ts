@@ -1,0 +1,153 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { migrate } from '../../src/db/migrate.ts';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const dbName = `t_proc_${randomBytes(4).toString('hex')}`;
+const dbUrl = (name: string) => {
+  const u = new URL(inject('databaseUrl'));
+  u.pathname = `/${name}`;
+  return u.toString();
+};
+const admin = postgres(dbUrl('postgres'), { max: 1, onnotice: () => {} });
+const baseEnv = () => ({
+  PATH: process.env.PATH,
+  DATABASE_URL: dbUrl(dbName),
+  REDIS_URL: inject('redisUrl'),
+  REDIS_PREFIX: dbName,
+  LOG_LEVEL: 'info',
+});
+
+function run(script: string, args: string[], env: Record<string, string | undefined>) {
+  const child = spawn(process.execPath, [script, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('exit', (code) => resolve({ code, stdout, stderr })),
+  );
+  return { child, done, out: () => stdout };
+}
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+
+async function waitFor(url: string, child: ChildProcess) {
+  for (let i = 0; i < 100; i++) {
+    if (child.exitCode !== null) throw new Error('the service exited');
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      /* not up yet */
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`${url} never answered`);
+}
+
+beforeAll(async () => {
+  await admin`drop database if exists ${admin(dbName)} with (force)`;
+});
+afterAll(async () => {
+  await admin`drop database if exists ${admin(dbName)} with (force)`;
+  await admin.end();
+});
+
+describe('the service as a process', () => {
+  it('when started on a database that does not exist, then it creates and migrates it, serves a new key, and stops cleanly on SIGTERM with a request in flight', async () => {
+    const port = await freePort();
+    const env = { ...baseEnv(), PORT: String(port) };
+    const svc = run('src/main.ts', [], env);
+    try {
+      await waitFor(`http://127.0.0.1:${port}/readyz`, svc.child);
+      const key = run('scripts/create-key.ts', ['--mode', 'live'], env);
+      const k = await key.done;
+      expect(k.code).toBe(0);
+      expect(k.stdout).toMatch(/^sk_live_[0-9A-Za-z]{32}\n$/);
+      const secret = k.stdout.trim();
+      const acct = await fetch(`http://127.0.0.1:${port}/v1/account`, { headers: { authorization: `Bearer ${secret}` } });
+      expect(await acct.json()).toMatchObject({ object: 'account', livemode: true });
+
+      // A second key for the same account, named with --account.
+      const { id } = (await (await fetch(`http://127.0.0.1:${port}/v1/account`, { headers: { authorization: `Bearer ${secret}` } })).json()) as { id: string };
+      const second = await run('scripts/create-key.ts', ['--mode', 'test', '--account', id], env).done;
+      expect(second.stdout).toMatch(/^sk_test_/);
+      const acct2 = await fetch(`http://127.0.0.1:${port}/v1/account`, { headers: { authorization: `Bearer ${second.stdout.trim()}` } });
+      expect(await acct2.json()).toEqual({ id, object: 'account', livemode: false });
+
+      // A request whose body is still arriving when SIGTERM comes is finished, then the process exits 0.
+      const body = JSON.stringify({ email: 'inflight@example.com' });
+      const sock = net.connect(port, '127.0.0.1');
+      await new Promise((r) => sock.once('connect', r));
+      let answer = '';
+      sock.on('data', (d) => (answer += d));
+      sock.write(
+        `POST /v1/customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
+      );
+      await new Promise((r) => setTimeout(r, 200));
+      svc.child.kill('SIGTERM');
+      await new Promise((r) => setTimeout(r, 300));
+      sock.write(body.slice(5));
+      await new Promise((r) => sock.once('close', r));
+      expect(answer).toMatch(/^HTTP\/1.1 200/);
+      const exit = await svc.done;
+      expect(exit.code).toBe(0);
+      expect(svc.out()).toContain('shutting down');
+      const sql = postgres(dbUrl(dbName), { max: 1 });
+      expect(await sql`select email from customers`).toEqual([{ email: 'inflight@example.com' }]);
+      await sql.end();
+    } finally {
+      svc.child.kill('SIGKILL');
+    }
+  });
+
+  it.each([
+    ['PostgreSQL', { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/payments' }, /PostgreSQL is not reachable at 127\.0\.0\.1:1 .*start it/],
+    ['Redis', { REDIS_URL: 'redis://127.0.0.1:1' }, /Redis is not reachable at 127\.0\.0\.1:1 .*start it/],
+  ])('when %s does not answer, then the process exits non-zero with one clear line', async (_name, override, pattern) => {
+    for (const script of ['src/main.ts', 'src/web.ts', 'workers/main.ts']) {
+      const r = await run(script, [], { ...baseEnv(), PORT: String(await freePort()), ...override }).done;
+      expect(r.code).not.toBe(0);
+      const lines = r.stderr.trim().split('\n');
+      expect(lines).toHaveLength(1);
+      expect(lines[0]).toMatch(pattern);
+    }
+  });
+
+  it('when keys:create gets no valid mode, then it exits non-zero and prints nothing on stdout', async () => {
+    const r = await run('scripts/create-key.ts', ['--mode', 'prod'], baseEnv()).done;
+    expect(r.code).not.toBe(0);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/--mode must be test or live/);
+  });
+});
+
+describe('migrations', () => {
+  it('when several processes migrate one new database at once, then each migration is applied once and recorded', async () => {
+    const name = `t_mig_${randomBytes(4).toString('hex')}`;
+    await admin`create database ${admin(name)}`;
+    const conns = Array.from({ length: 4 }, () => postgres(dbUrl(name), { max: 2, onnotice: () => {} }));
+    try {
+      const results = await Promise.all(conns.map((c) => migrate(c)));
+      const applied = results.flat();
+      const recorded = await conns[0]!`select name from schema_migrations order by version`;
+      expect(applied.sort()).toEqual(recorded.map((r) => r.name).sort());
+      expect(recorded.length).toBeGreaterThan(0);
+      expect(await migrate(conns[0]!)).toEqual([]);
+    } finally {
+      await Promise.all(conns.map((c) => c.end()));
+      await admin`drop database if exists ${admin(name)} with (force)`;
+    }
+  });
+});
