@@ -1,4 +1,5 @@
 // The customers benchmark (issue 2, point 14): the API against pgbench on the same machine.
+import { createHash } from 'node:crypto';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { newId } from '../src/lib/ids.ts';
@@ -20,7 +21,9 @@ import {
   writeSection,
   type BenchDb,
   type BenchSettings,
+  pgbench,
   type LoadResult,
+  type PgbenchResult,
 } from './lib.ts';
 
 const TARGETS = { create: 0.35, get: 0.35, deepPage: 1.25 };
@@ -34,6 +37,12 @@ interface Seeded {
   deepCursor: string;
   deepRowsDown: number;
 }
+
+/**
+ * The id the processor simulator gives this customer (src/processor/simulator.ts): seeded rows are
+ * already synced, so the reconciler finds nothing to re-enqueue while the benchmark runs.
+ */
+const processorId = (customerId: string) => `pcus_sim_${createHash('sha256').update(`test:${customerId}`).digest('hex').slice(0, 24)}`;
 
 /**
  * `rows` customers of one account and mode, streamed through COPY with ids from newId(), so they
@@ -51,7 +60,7 @@ async function seed(db: BenchDb, accountId: string, rows: number): Promise<Seede
       const id = newId('cus');
       if (i % every === 0) sample.push(id);
       if (i === deepIndex) deepCursor = id;
-      chunk += `${id}\t${accountId}\tf\tcustomer${i}@example.com\tBench\tCustomer ${i}\t{"seq":"${i}"}\n`;
+      chunk += `${id}\t${accountId}\tf\tcustomer${i}@example.com\tBench\tCustomer ${i}\t{"seq":"${i}"}\t${processorId(id)}\n`;
       if (chunk.length > 64_000) {
         yield chunk;
         chunk = '';
@@ -59,12 +68,31 @@ async function seed(db: BenchDb, accountId: string, rows: number): Promise<Seede
     }
     if (chunk) yield chunk;
   }
-  const copy = await db.sql`copy customers (id, account_id, livemode, email, first_name, last_name, metadata) from stdin`.writable();
+  const copy = await db.sql`copy customers (id, account_id, livemode, email, first_name, last_name, metadata, processor_customer_id) from stdin`.writable();
   await pipeline(Readable.from(lines()), copy);
   await db.sql`vacuum analyze customers`;
   await db.sql`checkpoint`;
   return { sample, deepCursor, deepRowsDown };
 }
+
+/**
+ * Diagnostic beside the scratch reference: pgbench making exactly the API's insert (same table,
+ * indexes, foreign key, `returning *`), so the report can tell Postgres's share from the service's.
+ * Its rows sort after every real id and are deleted afterwards.
+ */
+async function customersInsertReference(db: BenchDb, accountId: string, settings: BenchSettings): Promise<PgbenchResult> {
+  const script = `insert into customers (id, account_id, livemode, email, first_name, last_name, phone, company_name, notes, metadata)
+values ('cus_zz' || (extract(epoch from clock_timestamp()) * 1000000)::bigint || '_' || :client_id, '${accountId}', false,
+        'ref-' || :client_id || '-' || random() || '@example.com', 'Bench', 'Load', null, null, null, '{"source":"bench"}')
+returning *;
+`;
+  const r = await pgbench({ databaseUrl: db.url, script, seconds: settings.seconds, clients: settings.connections });
+  await db.sql`delete from customers where id >= 'cus_zz'`;
+  await db.sql`vacuum analyze customers`;
+  return r;
+}
+
+const cpu = (n: number | undefined) => (n === undefined || Number.isNaN(n) ? '' : fmtNum(n));
 
 function row(name: string, r: LoadResult, ref: number | undefined, refName: string, target: string, ok: boolean | undefined): Array<string | number> {
   return [
@@ -77,6 +105,7 @@ function row(name: string, r: LoadResult, ref: number | undefined, refName: stri
     ref === undefined ? '' : fmtRatio(r.rps, ref),
     target,
     ok === undefined ? '' : verdict(ok),
+    `${cpu(r.serviceCpuUs)} / ${cpu(r.pgCpuUs)} / ${cpu(r.clientCpuUs)}`,
   ];
 }
 
@@ -90,15 +119,16 @@ export async function run(settings: BenchSettings): Promise<void> {
     const seeded = await seed(db, accountId, settings.rows);
     say(`customers: seeded in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
-    say('customers: pgbench references (insert, then primary-key select)');
+    say('customers: pgbench references (scratch insert, primary-key select, the API\'s own insert)');
     const insertRef = await insertReference(db, settings);
     const selectRef = await selectReference(db, settings);
-    say(`customers: insert ref ${fmtNum(insertRef.tps)} tps, select ref ${fmtNum(selectRef.tps)} tps`);
+    const customersRef = await customersInsertReference(db, accountId, settings);
+    say(`customers: insert ref ${fmtNum(insertRef.tps)} tps, select ref ${fmtNum(selectRef.tps)} tps, customers insert ${fmtNum(customersRef.tps)} tps`);
 
     const svc = await startService({ suite: 'customers', databaseUrl: db.url });
     let first: LoadResult, deep: LoadResult, get: LoadResult, create: LoadResult;
     try {
-      const base = { url: svc.url, key };
+      const base = { url: svc.url, key, service: svc, db };
       say('customers: GET /v1/customers?limit=10');
       first = await load({ ...base, path: '/v1/customers?limit=10' }, settings);
       say(`customers: GET /v1/customers?limit=10&starting_after=<${fmtNum(seeded.deepRowsDown)} rows down>`);
@@ -129,7 +159,7 @@ export async function run(settings: BenchSettings): Promise<void> {
     const getRatio = get.rps / selectRef.tps;
     const deepRatio = deep.p50 / first.p50;
     const results = table(
-      ['Measurement', 'API req/s', 'p50', 'p99', 'non-2xx', 'pgbench reference (tps)', 'Ratio', 'Target', 'Result'],
+      ['Measurement', 'API req/s', 'p50', 'p99', 'non-2xx', 'pgbench reference (tps)', 'Ratio', 'Target', 'Result', 'CPU µs/request: service / Postgres / autocannon'],
       [
         row('`POST /v1/customers`', create, insertRef.tps, 'insert', `≥ ${TARGETS.create}`, createRatio >= TARGETS.create),
         row('`GET /v1/customers/:id`', get, selectRef.tps, 'pk select', `≥ ${TARGETS.get}`, getRatio >= TARGETS.get),
@@ -138,10 +168,11 @@ export async function run(settings: BenchSettings): Promise<void> {
       ],
     );
     const refs = table(
-      ['pgbench reference (50 clients, prepared)', 'tps', 'mean latency'],
+      ['pgbench (50 clients, prepared)', 'tps', 'mean latency'],
       [
-        ['single-row insert into a scratch table', fmtNum(insertRef.tps), fmtMs(insertRef.latencyMs)],
-        [`primary-key select, scratch table of ${fmtNum(settings.rows)} rows`, fmtNum(selectRef.tps), fmtMs(selectRef.latencyMs)],
+        ['reference: single-row insert into a scratch table', fmtNum(insertRef.tps), fmtMs(insertRef.latencyMs)],
+        [`reference: primary-key select, scratch table of ${fmtNum(settings.rows)} rows`, fmtNum(selectRef.tps), fmtMs(selectRef.latencyMs)],
+        ['diagnostic: the API\'s own insert into `customers` (indexes, foreign key, `returning *`)', fmtNum(customersRef.tps), fmtMs(customersRef.latencyMs)],
       ],
     );
     const note = serviceEnvNote();
@@ -158,8 +189,13 @@ ${results}
 
 Ratios: create ${createRatio.toFixed(2)} of the insert reference (target ≥ ${TARGETS.create}); get ${getRatio.toFixed(2)} of the
 select reference (target ≥ ${TARGETS.get}); deep page p50 ${deepRatio.toFixed(2)} × the first page's (target ≤ ${TARGETS.deepPage}).
+Postgres itself makes the API's insert at ${fmtRatio(customersRef.tps, insertRef.tps)} × the scratch insert rate; the API creates
+customers at ${fmtRatio(create.rps, customersRef.tps)} × that.
 
 ${refs}
+
+CPU per request is measured from /proc: the service process, the Postgres backends of the bench database,
+and this process (autocannon); the three share the machine's cores.
 
 Reproduce: \`BENCH_ROWS=${settings.rows} BENCH_SECONDS=${settings.seconds} npm run bench -- customers\`.`,
     );

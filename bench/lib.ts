@@ -30,10 +30,11 @@
  *   `serviceEnvNote()`); BENCH_NODE_ARGS adds node flags (e.g. `--cpu-prof`).
  * - `load(spec, settings)`: autocannon (programmatic) with 50 connections for settings.seconds
  *   after a short unreported warm-up. spec: { url, path, method?, key?, body?, headers?,
- *   idReplacement?, next?(), service? }: `next` is called for each request and may return
+ *   idReplacement?, next?(), service?, db? }: `next` is called for each request and may return
  *   { path, body }; with `service` (a started Service) the service's CPU time per request is
- *   measured. Returns { rps, p50, p99, non2xx, errors, total, statusCodes, serviceCpuUs }
- *   (latencies in ms, CPU in µs per request).
+ *   measured, with `db` (a BenchDb) that of its Postgres backends. Returns { rps, p50, p99,
+ *   non2xx, errors, total, statusCodes, serviceCpuUs, pgCpuUs, clientCpuUs } (latencies in ms,
+ *   CPU in µs per answered request; clientCpuUs is autocannon's own).
  * - `pgbench({ databaseUrl, script, seconds, clients?, vars? })`: the pgbench CLI, prepared
  *   mode, 50 clients by default, a custom script; returns { tps, latencyMs, transactions }.
  * - `insertReference(db, settings)`, `selectReference(db, settings)`: the two standard
@@ -306,6 +307,8 @@ export interface LoadSpec {
   warmupSeconds?: number;
   /** The service under load: its CPU time per request is then reported. */
   service?: Pick<Service, 'cpuSeconds'>;
+  /** The service's database: the CPU its Postgres backends use per request is then reported. */
+  db?: Pick<BenchDb, 'name' | 'sql'>;
 }
 
 export interface LoadResult {
@@ -320,6 +323,10 @@ export interface LoadResult {
   statusCodes: Record<string, number>;
   /** CPU microseconds the service process used per answered request (when spec.service is given). */
   serviceCpuUs: number | undefined;
+  /** CPU microseconds the Postgres backends of spec.db used per answered request. */
+  pgCpuUs: number | undefined;
+  /** CPU microseconds the load generator (autocannon, this process) used per answered request. */
+  clientCpuUs: number;
 }
 
 async function cannon(spec: LoadSpec, seconds: number, connections: number): Promise<LoadResult> {
@@ -357,16 +364,40 @@ async function cannon(spec: LoadSpec, seconds: number, connections: number): Pro
     total: r.requests.total,
     statusCodes,
     serviceCpuUs: undefined,
+    pgCpuUs: undefined,
+    clientCpuUs: Number.NaN,
   };
+}
+
+/** CPU seconds used so far by the Postgres backends connected to one database (Linux /proc). */
+async function backendsCpu(db: Pick<BenchDb, 'name' | 'sql'>): Promise<Map<number, number>> {
+  const rows = await db.sql<{ pid: number }[]>`
+    select pid from pg_stat_activity where datname = ${db.name} and pid <> pg_backend_pid()`;
+  const out = new Map<number, number>();
+  for (const { pid } of rows) {
+    const cpu = processCpuSeconds(pid);
+    if (!Number.isNaN(cpu)) out.set(pid, cpu);
+  }
+  return out;
 }
 
 /** autocannon with settings.connections (50) for settings.seconds, after an unreported warm-up. */
 export async function load(spec: LoadSpec, settings: BenchSettings): Promise<LoadResult> {
   const warm = spec.warmupSeconds ?? Math.min(3, settings.seconds);
   if (warm > 0) await cannon(spec, warm, settings.connections);
-  const cpu0 = spec.service?.cpuSeconds();
+  const svc0 = spec.service?.cpuSeconds();
+  const pg0 = spec.db ? await backendsCpu(spec.db) : undefined;
+  const me0 = process.cpuUsage();
   const r = await cannon(spec, settings.seconds, settings.connections);
-  if (cpu0 !== undefined && r.total > 0) r.serviceCpuUs = ((spec.service!.cpuSeconds() - cpu0) * 1e6) / r.total;
+  const me = process.cpuUsage(me0);
+  const per = (seconds: number) => (r.total > 0 ? (seconds * 1e6) / r.total : Number.NaN);
+  r.clientCpuUs = per((me.user + me.system) / 1e6);
+  if (svc0 !== undefined) r.serviceCpuUs = per(spec.service!.cpuSeconds() - svc0);
+  if (pg0 !== undefined) {
+    let used = 0;
+    for (const [pid, cpu] of await backendsCpu(spec.db!)) used += cpu - (pg0.get(pid) ?? 0);
+    r.pgCpuUs = per(used);
+  }
   return r;
 }
 
@@ -406,12 +437,25 @@ export async function pgbench(o: PgbenchOptions): Promise<PgbenchResult> {
     decodeURIComponent(u.pathname.slice(1)),
   ];
   const env = { ...process.env, ...(u.password ? { PGPASSWORD: decodeURIComponent(u.password) } : {}) };
-  const out = await new Promise<string>((resolve, reject) => {
-    execFile('pgbench', args, { env, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`pgbench failed: ${err.message}\n${stderr}`));
-      else resolve(stdout);
+  const once = () =>
+    new Promise<string>((resolve, reject) => {
+      execFile('pgbench', args, { env, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+        if (err) reject(new Error(`pgbench failed: ${err.message}\n${stderr}`));
+        else resolve(stdout);
+      });
     });
-  });
+  let out: string;
+  // The server is shared (max_connections): when others hold too many connections, wait and retry.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      out = await once();
+      break;
+    } catch (err) {
+      if (attempt >= 6 || !/too many clients/.test((err as Error).message)) throw err;
+      say(`pgbench: the server has too many clients; retrying in 10 s (${attempt}/5)`);
+      await sleep(10_000);
+    }
+  }
   const num = (re: RegExp) => {
     const m = re.exec(out);
     if (!m) throw new Error(`unexpected pgbench output:\n${out}`);

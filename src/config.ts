@@ -18,6 +18,8 @@ const EnvSchema = z.object({
   PUBLIC_LINK_URL: z.url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   DB_POOL_MAX: int(20, 1),
+  /** Web processes forked by node:cluster, sharing PORT; each has its own pool of DB_POOL_MAX connections. */
+  WEB_CONCURRENCY: int(1, 1),
   API_KEY_CACHE_SECONDS: int(30),
   SHUTDOWN_TIMEOUT_MS: int(15_000),
   RECONCILE_INTERVAL_MS: int(60_000, 1000),
@@ -54,6 +56,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicLinkUrl: trimSlash(e.PUBLIC_LINK_URL ?? `${publicBaseUrl}/l`),
     logLevel: e.LOG_LEVEL,
     dbPoolMax: e.DB_POOL_MAX,
+    webConcurrency: e.WEB_CONCURRENCY,
     apiKeyCacheMs: e.API_KEY_CACHE_SECONDS * 1000,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,
     reconcileIntervalMs: e.RECONCILE_INTERVAL_MS,

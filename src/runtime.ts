@@ -1,8 +1,10 @@
+import cluster from 'node:cluster';
 import type { Server } from 'node:http';
 import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { migrate, pendingMigrations } from './db/migrate.ts';
 import { StartupError } from './db/sql.ts';
+import { forkWebProcesses, type WebForks } from './ops/cluster.ts';
 import { closeServices, createServices, type Services } from './services.ts';
 import { startWorkers, type RunningWorkers } from '../workers/index.ts';
 
@@ -14,6 +16,8 @@ export interface RunOptions {
 
 /** Starts the web process, the workers, or both, and stops them cleanly on SIGTERM or SIGINT. */
 export async function run(opts: RunOptions): Promise<void> {
+  // A forked web process (WEB_CONCURRENCY > 1) only serves HTTP: its primary migrated and runs the workers.
+  if (cluster.isWorker) opts = { web: true, workers: false, migrate: false };
   let s: Services;
   try {
     const config = loadConfig();
@@ -35,9 +39,12 @@ export async function run(opts: RunOptions): Promise<void> {
   }
 
   let server: Server | undefined;
+  let forks: WebForks | undefined;
   let workers: RunningWorkers | undefined;
   if (opts.workers) workers = await startWorkers(s);
-  if (opts.web) {
+  if (opts.web && cluster.isPrimary && s.config.webConcurrency > 1) {
+    forks = forkWebProcesses(s.config.webConcurrency, s.log);
+  } else if (opts.web) {
     const app = createApp(s);
     server = app.listen(s.config.port, () => s.log.info({ port: s.config.port, url: s.config.publicBaseUrl }, 'listening'));
   }
@@ -58,6 +65,7 @@ export async function run(opts: RunOptions): Promise<void> {
       server.closeIdleConnections();
       await closed;
     }
+    await forks?.stop();
     await workers?.close();
     await closeServices(s);
     s.log.flush();

@@ -27,6 +27,7 @@ export async function startWorkers(s: Services, defs: WorkerDefinition<never>[] 
       // A worker that dies mid-job leaves a lock; once it expires, the stall check hands the job to another worker.
       lockDuration: s.config.workerLockMs,
       stalledInterval: s.config.workerLockMs,
+      ...def.keep,
     });
     worker.on('failed', (job, err) => log.warn({ jobId: job?.id, name: job?.name, attempt: job?.attemptsMade, err: err.message }, 'job failed'));
     worker.on('error', (err) => log.error({ err }, 'worker error'));

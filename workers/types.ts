@@ -1,4 +1,4 @@
-import type { Job } from 'bullmq';
+import type { Job, WorkerOptions } from 'bullmq';
 import type { QueueName } from '../src/queue/queues.ts';
 import type { Services } from '../src/services.ts';
 
@@ -9,4 +9,6 @@ export interface WorkerDefinition<Data = unknown> {
   process(job: Job<Data>, s: Services): Promise<unknown>;
   /** Repeating jobs this worker owns: (scheduler id, interval, job name). */
   schedules?: (s: Services) => Array<{ id: string; everyMs: number; name: string }>;
+  /** Retention applied by the worker to jobs that carry none of their own (keeps stored job options small). */
+  keep?: Pick<WorkerOptions, 'removeOnComplete' | 'removeOnFail'>;
 }

@@ -17,15 +17,30 @@ export interface ExpiryJobData {
 
 const queue = (s: Services) => s.queues.get(QUEUE_NAMES.sessionExpiry);
 
-/** The delayed job that expires the session at its expires_at (jobId = session id). */
-export async function scheduleExpiry(s: Services, row: SessionRow): Promise<void> {
+/** The delayed job of a session, due at its expires_at (jobId = session id). */
+export function expiryJob(row: Pick<SessionRow, 'id' | 'account_id' | 'livemode' | 'expires_at'>) {
   const data: ExpiryJobData = { a: row.account_id, l: row.livemode };
-  await queue(s).add('expire', data, {
-    jobId: row.id,
-    delay: Math.max(0, row.expires_at.getTime() - Date.now()),
-    removeOnComplete: true,
-    removeOnFail: { age: 24 * 3600 },
-  });
+  return {
+    name: 'expire',
+    data,
+    // Only the id and the delay: with every stored value under 64 bytes Redis keeps the job hash
+    // as a compact listpack (about a third of the memory). The queue's default retry and retention
+    // options are dropped on purpose: the worker applies retention (sessionExpiryWorker.keep), and
+    // a failed expiry is retried by the reconciler rather than by BullMQ.
+    opts: {
+      jobId: row.id,
+      delay: Math.max(0, row.expires_at.getTime() - Date.now()),
+      attempts: undefined,
+      backoff: undefined,
+      removeOnComplete: undefined,
+      removeOnFail: undefined,
+    },
+  };
+}
+
+export async function scheduleExpiry(s: Services, row: SessionRow): Promise<void> {
+  const job = expiryJob(row);
+  await queue(s).add(job.name, job.data, job.opts);
 }
 
 /** A session that ended another way no longer needs its job; a job already running finds nothing to do. */
@@ -75,19 +90,43 @@ export async function expireOnRead(s: Services, row: SessionRow, log: Logger): P
   return expired ?? (await store.findSession(s.sql, o, row.id)) ?? row;
 }
 
+/**
+ * Expires, in one transaction, up to `limit` OPEN sessions of any account that are past
+ * expires_at by `dueBefore`, each with its event, then drops their jobs (except `keepJob`, the
+ * job running this). When many sessions come due together, the first jobs to run expire the
+ * others in batches: a burst costs a transaction per batch, and the jobs it makes pointless leave
+ * Redis with one removal each instead of being fetched, run and completed.
+ */
+export async function expireDueBatch(s: Services, log: Logger, dueBefore: Date, limit: number, keepJob?: string): Promise<SessionRow[]> {
+  return withTx(s.sql, log, async (tx) => {
+    const rows = await store.markDueExpired(tx.sql, dueBefore, limit);
+    if (rows.length === 0) return rows;
+    const ids = rows.map((r) => r.id);
+    const abandoned = await payments.failAbandonedOfSessions(
+      tx.sql, ids, 'session_expired', 'The checkout session expired before this payment was finished.',
+    );
+    // Issued together, the inserts travel pipelined on the transaction's connection.
+    await Promise.all([
+      ...abandoned.map((p) => recordEvent(tx, p.account_id, 'payment.failed', presentPayment(p, s.config.checkoutUrl))),
+      ...rows.map((r) => recordEvent(tx, r.account_id, 'checkout.session.expired', presentSession(r, s.config.checkoutUrl))),
+    ]);
+    tx.afterCommit(() => Promise.all(ids.filter((id) => id !== keepJob).map((id) => queue(s).remove(id).catch(() => 0))));
+    return rows;
+  });
+}
+
 /** How long past expires_at the reconciler leaves a session to its own job before stepping in. */
 export const RECONCILE_GRACE_MS = 5_000;
+const RECONCILE_BATCH = 500;
 
 /** Expires OPEN sessions past their expires_at whose job was lost (Redis flushed, job failed for good). */
 export async function reconcileExpiries(s: Services): Promise<number> {
   const log = s.log.child({ reconciler: 'checkout-session-expiry' });
   let expired = 0;
   for (let round = 0; round < 20; round++) {
-    const due = await store.overdueSessions(s.sql, new Date(Date.now() - RECONCILE_GRACE_MS), 500);
-    for (const d of due) {
-      if ((await expireIfDue(s, d, d.id, log)) === 'expired') expired++;
-    }
-    if (due.length < 500) break;
+    const batch = await expireDueBatch(s, log, new Date(Date.now() - RECONCILE_GRACE_MS), RECONCILE_BATCH);
+    expired += batch.length;
+    if (batch.length < RECONCILE_BATCH) break;
   }
   if (expired) log.warn({ expired }, 'expired sessions whose expiry job was lost');
   return expired;

@@ -95,8 +95,9 @@ export async function payWithCard(
 ): Promise<PayResult> {
   const o = ownerOf(row);
   return withTx(s.sql, log, async (tx) => {
-    let { session, open } = await lockPayable(tx, s, row);
-    if (!open) return { kind: 'ended', session };
+    const locked = await lockPayable(tx, s, row);
+    let session = locked.session;
+    if (!locked.open) return { kind: 'ended', session };
     const refused = await refusal(tx, session);
     if (refused) return { kind: 'refused', session, message: refused };
     await failPending(tx, s, session, 'authentication_abandoned', 'A new attempt replaced this one before 3-D Secure was finished.');

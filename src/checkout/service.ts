@@ -61,26 +61,26 @@ export async function createSession(
   if (input.customer_id != null && !(await findCustomer(s.sql, owner, input.customer_id))) {
     throw invalidParam('customer_id', `No such customer: '${input.customer_id}'`);
   }
-  return withTx(s.sql, s.log, async (tx) => {
-    const row = await store.insertSession(tx.sql, owner, {
-      id: newId('cs'),
-      amount_cents: amount,
-      currency: input.currency,
-      success_url: input.success_url,
-      cancel_url: input.cancel_url ?? null,
-      customer_id: input.customer_id ?? null,
-      customer_email: input.customer_email ?? null,
-      line_items: input.line_items ?? null,
-      description: input.description ?? extra.description ?? null,
-      metadata: metadataOnCreate(input.metadata),
-      payment_link_id: extra.paymentLinkId ?? null,
-      link_source: extra.linkSource ?? null,
-      expires_at: new Date(expiresAt * 1000),
-      created_at: now,
-    });
-    tx.afterCommit(() => scheduleExpiry(s, row));
-    return row;
+  // One insert and no event: no transaction needed. The job is added once the row exists; if that
+  // fails, the reconciler expires the session anyway.
+  const row = await store.insertSession(s.sql, owner, {
+    id: newId('cs'),
+    amount_cents: amount,
+    currency: input.currency,
+    success_url: input.success_url,
+    cancel_url: input.cancel_url ?? null,
+    customer_id: input.customer_id ?? null,
+    customer_email: input.customer_email ?? null,
+    line_items: input.line_items ?? null,
+    description: input.description ?? extra.description ?? null,
+    metadata: metadataOnCreate(input.metadata),
+    payment_link_id: extra.paymentLinkId ?? null,
+    link_source: extra.linkSource ?? null,
+    expires_at: new Date(expiresAt * 1000),
+    created_at: now,
   });
+  await scheduleExpiry(s, row).catch((err: unknown) => s.log.warn({ err, sessionId: row.id }, 'could not schedule expiry; reconcile will expire it'));
+  return row;
 }
 
 export async function retrieveSession(s: Services, owner: Owner, id: string, log: Logger): Promise<SessionRow> {

@@ -39,7 +39,7 @@ export type NewSession = Pick<
   | 'line_items' | 'description' | 'metadata' | 'payment_link_id' | 'link_source' | 'expires_at' | 'created_at'
 >;
 
-export async function insertSession(sql: TxSql, o: Owner, s: NewSession): Promise<SessionRow> {
+export async function insertSession(sql: Sql | TxSql, o: Owner, s: NewSession): Promise<SessionRow> {
   const [row] = await sql<SessionRow[]>`
     insert into checkout_sessions (id, account_id, livemode, amount_cents, currency, success_url, cancel_url,
       customer_id, customer_email, line_items, description, metadata, payment_link_id, link_source,
@@ -116,6 +116,22 @@ export async function markExpired(sql: TxSql, o: Owner, id: string, dueAt: Date 
   return row;
 }
 
+/**
+ * OPEN to EXPIRED for up to `limit` sessions past expires_at, of any account, oldest due first.
+ * Rows locked by a payment in progress are skipped (that payment or the session's own job decides
+ * them). A maintenance query: it picks by due time, and each row then carries its own account.
+ */
+export async function markDueExpired(sql: TxSql, dueBefore: Date, limit: number): Promise<SessionRow[]> {
+  return sql<SessionRow[]>`
+    update checkout_sessions set status = 'EXPIRED', expired_at = now(), updated_at = now()
+    where id in (
+      select id from checkout_sessions
+      where status = 'OPEN' and expires_at <= ${dueBefore}
+      order by expires_at limit ${limit}
+      for update skip locked)
+    returning *`;
+}
+
 /** OPEN sessions of one account past their expires_at (expire-on-read of a list). */
 export async function dueSessionIds(sql: Sql, o: Owner, now: Date, limit: number): Promise<string[]> {
   const rows = await sql<{ id: string }[]>`
@@ -123,13 +139,4 @@ export async function dueSessionIds(sql: Sql, o: Owner, now: Date, limit: number
     where status = 'OPEN' and expires_at <= ${now} and account_id = ${o.accountId} and livemode = ${o.livemode}
     order by expires_at limit ${limit}`;
   return rows.map((r) => r.id);
-}
-
-/** OPEN sessions past expires_at across accounts, for the reconciler (their job was lost). */
-export async function overdueSessions(sql: Sql, before: Date, limit: number): Promise<Array<Owner & { id: string }>> {
-  const rows = await sql<{ id: string; account_id: string; livemode: boolean }[]>`
-    select id, account_id, livemode from checkout_sessions
-    where status = 'OPEN' and expires_at <= ${before}
-    order by expires_at limit ${limit}`;
-  return rows.map((r) => ({ id: r.id, accountId: r.account_id, livemode: r.livemode }));
 }

@@ -14,12 +14,14 @@ const dateTime = (d: Date) =>
   d.toLocaleString('en-US', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }) + ' UTC';
 const capitalize = (w: string) => w.charAt(0).toUpperCase() + w.slice(1);
 
-function testModeBadge(s: SessionRow): Html {
-  return s.livemode ? html`` : html`<p class="merchant"><span class="status off">Test mode</span></p>`;
+/** The row of badges above a heading: the outcome (Paid, Expired) and "Test mode" for test sessions. */
+function badges(s: SessionRow, outcome?: Html): Html {
+  if (!outcome && s.livemode) return html``;
+  return html`<p class="badges">${outcome ?? ''}${s.livemode ? '' : html`<span class="status off">Test mode</span>`}</p>`;
 }
 
 function summary(s: SessionRow, heading: string): Html {
-  return html`${testModeBadge(s)}
+  return html`${badges(s)}
 <h1>${heading}</h1>
 <p class="amount">${money(s)}</p>
 ${s.description ? html`<p class="description">${s.description}</p>` : ''}
@@ -52,7 +54,7 @@ function field(id: keyof CardFormErrors, label: string, attrs: Html, state: Form
   return html`<div class="field">
 ${hint ? html`<div class="label-row"><label for="${id}">${label}</label><span class="hint" id="${id}-hint">${hint}</span></div>` : html`<label for="${id}">${label}</label>`}
 <input id="${id}" name="${id}" ${attrs}${described ? html` aria-describedby="${described}"` : ''}${error ? html` aria-invalid="true"` : ''} required>
-${error ? html`<p class="alert error" id="${id}-error">${error}</p>` : ''}
+${error ? html`<p class="field-error" id="${id}-error">${error}</p>` : ''}
 </div>`;
 }
 
@@ -82,7 +84,7 @@ ${s.livemode ? '' : html`<p class="muted">Test mode: pay with 4242 4242 4242 424
 /** The simulated 3-D Secure challenge of a pending attempt. */
 export function challengePage(s: SessionRow, payment: PaymentRow, p: PagePaths, csrf: string): string {
   const body = html`<div class="card stack">
-${testModeBadge(s)}
+${badges(s)}
 <h1>Confirm your payment</h1>
 <p>Your bank asks you to confirm the payment of <strong>${money(s)}</strong>
 with your ${capitalize(payment.card_brand ?? 'card')} card ending in ${payment.card_last4}.</p>
@@ -103,15 +105,17 @@ function receiptFacts(s: SessionRow, payment: PaymentRow): Html {
 <dt>Date</dt><dd>${dateTime(payment.succeeded_at ?? payment.updated_at)}</dd>
 <dt>Payment method</dt><dd>${capitalize(payment.card_brand ?? 'card')} •••• ${payment.card_last4}</dd>
 ${payment.email ? html`<dt>Email</dt><dd>${payment.email}</dd>` : ''}
-<dt>Receipt number</dt><dd>${payment.id}</dd>
+<dt>Receipt</dt><dd class="mono">${payment.id}</dd>
 </dl>`;
 }
 
 /** A COMPLETE session's page: the receipt in place of the form, linking the receipt page. */
 export function completedPage(s: SessionRow, payment: PaymentRow | undefined, p: PagePaths, successUrl: string): string {
   const body = html`<div class="card">
-${alertBox('success', 'Payment successful. Thank you!')}
-${summary(s, 'Paid')}
+${badges(s, html`<span class="status">Paid</span>`)}
+<h1>Payment successful. Thank you!</h1>
+<p class="amount">${money(s)}</p>
+${s.description ? html`<p class="description">${s.description}</p>` : ''}
 ${payment ? receiptFacts(s, payment) : ''}
 <div class="stack">
 <a class="btn" href="${p.base}/${s.id}/receipt">View receipt</a>
@@ -124,8 +128,7 @@ ${payment ? receiptFacts(s, payment) : ''}
 /** The stand-alone receipt of the session's payment. */
 export function receiptPage(s: SessionRow, payment: PaymentRow): string {
   const body = html`<div class="card">
-${testModeBadge(s)}
-<p><span class="status">Paid</span></p>
+${badges(s, html`<span class="status">Paid</span>`)}
 <h1>Receipt</h1>
 <p class="amount">${money(s)}</p>
 ${s.description ? html`<p class="description">${s.description}</p>` : ''}
@@ -138,8 +141,7 @@ ${lineItems(s)}
 /** An EXPIRED session: says so and offers no form. */
 export function expiredPage(s: SessionRow): string {
   const body = html`<div class="card stack">
-${testModeBadge(s)}
-<p><span class="status off">Expired</span></p>
+${badges(s, html`<span class="status warn">Expired</span>`)}
 <h1>This checkout session has expired</h1>
 <p>The payment of ${money(s)} can no longer be completed here. Nothing was charged.
 Return to the merchant to start again.</p>

@@ -6,6 +6,9 @@ import { fanOut } from '../webhooks/fanout.ts';
 /** The API version stamped on every event (spec 9). */
 export const API_VERSION = '2026-11-01';
 
+// json, not jsonb: the column keeps the text as written, so fields stay in the presenter's order.
+const JSON_OID = 114;
+
 export interface ApiObject {
   id: string;
   object: string;
@@ -40,7 +43,7 @@ export async function recordEvent(tx: Tx, accountId: string, type: string, objec
   await tx.sql`
     insert into events (id, account_id, livemode, type, api_version, data, created_at)
     values (${event.id}, ${accountId}, ${event.livemode}, ${type}, ${API_VERSION},
-            ${JSON.stringify(event.data)}::json, to_timestamp(${event.created}))`;
+            ${tx.sql.typed(event.data as never, JSON_OID)}, to_timestamp(${event.created}))`;
   await fanOut(tx, accountId, event.livemode, event.id, type);
   return event;
 }

@@ -26,7 +26,7 @@ export const REDACT_PATHS = [
 ];
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino(
+  const log = pino(
     {
       level,
       base: { pid: process.pid },
@@ -36,4 +36,25 @@ export function createLogger(level: string, destination?: pino.DestinationStream
     // Asynchronous writes: logging stays off the request's hot path.
     destination ?? pino.destination({ sync: false }),
   );
+  skipWildcardRedactionOfScalars(log);
+  return log;
+}
+
+type Stringifier = (value: unknown, ...rest: unknown[]) => string;
+
+/**
+ * pino runs the redactor of the `*.x` paths on every top-level value of a line that has no path
+ * of its own, strings and numbers included, where it can only return JSON.stringify(value): that
+ * was 8 µs of a 10 µs access-log line. Scalars now go straight to JSON.stringify; objects are
+ * still redacted by pino, so every line is byte for byte what it was. Child loggers inherit this.
+ */
+function skipWildcardRedactionOfScalars(log: Logger): void {
+  const { stringifiersSym, wildcardFirstSym } = pino.symbols as unknown as Record<string, symbol>;
+  const stringifiers = (log as unknown as Record<symbol, Record<symbol, Stringifier> | undefined>)[stringifiersSym!];
+  const wildcard = stringifiers?.[wildcardFirstSym!];
+  if (!stringifiers || typeof wildcard !== 'function') return;
+  stringifiers[wildcardFirstSym!] = (value, ...rest) =>
+    value === null || typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+      ? JSON.stringify(value)
+      : wildcard(value, ...rest);
 }

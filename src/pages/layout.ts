@@ -13,6 +13,8 @@ body{margin:0;background:#f3f4f7;color:#1a1f36;font:16px/1.5 system-ui,-apple-sy
 main{max-width:28rem;margin:0 auto;padding:1.5rem 1rem 3rem}
 .card{background:#fff;border-radius:12px;box-shadow:0 1px 3px rgba(26,31,54,.12),0 8px 24px rgba(26,31,54,.06);padding:1.5rem}
 .merchant{font-size:.875rem;color:#5b6478;margin:0 0 .25rem}
+.badges{display:flex;flex-wrap:wrap;gap:.375rem;margin:0 0 .5rem}
+.mono{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:.8125rem}
 h1{font-size:1.25rem;line-height:1.3;margin:0 0 .5rem}
 .amount{font-size:2rem;font-weight:700;letter-spacing:-.01em;margin:0 0 .25rem}
 .muted{color:#5b6478;font-size:.9375rem}
@@ -33,6 +35,7 @@ label{display:block;font-weight:600;font-size:.875rem;margin:0 0 .375rem}
 input{display:block;width:100%;font:inherit;font-size:1rem;padding:.7rem .8rem;border:1px solid #c9ced8;border-radius:8px;background:#fff;color:inherit;min-height:2.875rem}
 input:focus{outline:3px solid rgba(99,91,255,.35);border-color:#635bff}
 input[aria-invalid=true]{border-color:#cd3d64}
+.field-error{color:#b3093c;font-size:.875rem;line-height:1.35;margin:.375rem 0 0}
 .btn{display:block;width:100%;font:inherit;font-weight:600;font-size:1.0625rem;padding:.85rem 1rem;border:0;border-radius:8px;background:#635bff;color:#fff;cursor:pointer;text-align:center;text-decoration:none;min-height:3rem}
 .btn:hover{background:#5148e8}
 .btn:focus-visible{outline:3px solid rgba(99,91,255,.45);outline-offset:2px}
@@ -46,6 +49,7 @@ input[aria-invalid=true]{border-color:#cd3d64}
 .alert.success{background:#e9f8f0;color:#0b6b3a;border:1px solid #bfe8d0}
 .status{display:inline-block;font-size:.8125rem;font-weight:700;padding:.125rem .5rem;border-radius:999px;background:#e9f8f0;color:#0b6b3a}
 .status.off{background:#eceef2;color:#3c4257}
+.status.warn{background:#fff1e0;color:#8a4500}
 .cancel{display:block;text-align:center;margin-top:1rem;color:#5b6478}
 .cancel:hover{color:#1a1f36}
 dl.facts{display:grid;grid-template-columns:auto 1fr;gap:.375rem 1rem;margin:1rem 0;font-size:.9375rem}
@@ -54,7 +58,8 @@ dl.facts dd{margin:0;text-align:right;overflow-wrap:anywhere}
 footer{text-align:center;color:#7a8294;font-size:.8125rem;margin-top:1.25rem}
 a{color:#4b44d6}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);border:0}
-@media (max-width:420px){main{padding:1rem .75rem 2rem}.card{padding:1.25rem 1rem}.amount{font-size:1.75rem}}
+@media (max-width:420px){main{padding:1rem .75rem 2rem}.card{padding:1.25rem 1rem}.amount{font-size:1.75rem}
+dl.facts{grid-template-columns:1fr;gap:0}dl.facts dt{font-size:.8125rem;margin-top:.5rem}dl.facts dd{text-align:left}}
 `.trim();
 
 /** The CSP source that allows exactly PAGE_CSS. */

@@ -22,6 +22,7 @@ export function hostedPageSecurity(): RequestHandler {
       },
     },
     referrerPolicy: { policy: 'no-referrer' },
+    frameguard: { action: 'deny' },
     crossOriginResourcePolicy: { policy: 'same-origin' },
   });
   return (req, res, next) => {

@@ -11,6 +11,8 @@ export async function enqueuePaymentCount(queues: Queues, paymentId: string): Pr
 
 const RETRY_MS = 1000;
 const MAX_RETRIES = 60;
+/** A batch exists only in Redis until it is applied: its job outlasts a Postgres outage of about half an hour. */
+const VIEW_JOB_ATTEMPTS = 12;
 
 /**
  * Page views on their way to the link-counters queue. A page load only appends to a buffer, so
@@ -59,7 +61,7 @@ export class ViewRecorder {
   private send(batch: ViewRecord[], attempt: number): void {
     const sent: Promise<void> = this.queues
       .get('link-counters')
-      .add('views', { views: batch }, { jobId: batch[0]!.id, removeOnComplete: true })
+      .add('views', { views: batch }, { jobId: batch[0]!.id, removeOnComplete: true, attempts: VIEW_JOB_ATTEMPTS })
       .then(
         () => undefined,
         (err: Error) => {

@@ -11,12 +11,26 @@ export interface PayerForm {
   message?: string | null;
 }
 
-const money = (l: PaymentLinkRow) => formatAmount(l.amount_cents, l.currency);
+// Building an Intl.NumberFormat costs more than the rest of the page; links repeat few amounts.
+const formatted = new Map<string, string>();
+function money(l: PaymentLinkRow): string {
+  const k = `${l.currency}:${l.amount_cents}`;
+  let v = formatted.get(k);
+  if (v === undefined) {
+    if (formatted.size >= 10_000) formatted.clear();
+    v = formatAmount(l.amount_cents, l.currency);
+    formatted.set(k, v);
+  }
+  return v;
+}
 const title = (l: PaymentLinkRow) => l.name ?? l.description ?? 'Payment';
-const testBadge = (l: PaymentLinkRow) => (l.livemode ? html`` : html`<p class="merchant"><span class="status off">Test mode</span></p>`);
+const testMode = (l: PaymentLinkRow) => (l.livemode ? '' : html`<span class="status off">Test mode</span>`);
+/** The badges above the heading, on one line: test mode, and the state when it is not the usual one. */
+const badges = (l: PaymentLinkRow, state?: string) =>
+  l.livemode && !state ? html`` : html`<p class="merchant">${testMode(l)} ${state ? html`<span class="status off">${state}</span>` : ''}</p>`;
 
 function summary(l: PaymentLinkRow): Html {
-  return html`${testBadge(l)}
+  return html`${badges(l)}
 <h1>${title(l)}</h1>
 <p class="amount">${money(l)}</p>
 ${l.description && l.name ? html`<p class="description">${l.description}</p>` : ''}`;
@@ -44,7 +58,7 @@ ${alertBox('error', form.message ?? (hasErrors ? 'Please check the highlighted f
 ${l.collect_name ? field('name', 'Name', html`type="text" autocomplete="name" maxlength="200"`, form) : ''}
 ${l.collect_email ? field('email', 'Email', html`type="email" autocomplete="email" maxlength="254"`, form) : ''}
 ${l.collect_phone ? field('phone', 'Phone', html`type="tel" autocomplete="tel" maxlength="32"`, form) : ''}
-<button type="submit" class="btn">Pay ${money(l)}</button>
+<button type="submit" class="btn">Continue to payment</button>
 </form>
 ${l.livemode ? '' : html`<p class="muted">Test mode: no real money moves. The next page takes the test card 4242 4242 4242 4242.</p>`}
 </div>`;
@@ -54,8 +68,7 @@ ${l.livemode ? '' : html`<p class="muted">Test mode: no real money moves. The ne
 /** A link that takes no payment (ended, deactivated or expired): the reason, and no form. */
 export function endedPage(l: PaymentLinkRow, badge: string, message: string): string {
   const body = html`<div class="card stack">
-${testBadge(l)}
-<p><span class="status off">${badge}</span></p>
+${badges(l, badge)}
 <h1>${title(l)}</h1>
 <p class="amount">${money(l)}</p>
 ${alertBox('info', message)}
@@ -67,7 +80,7 @@ ${alertBox('info', message)}
 /** Where the hosted checkout sends the payer after a successful payment on the link. */
 export function thanksPage(l: PaymentLinkRow, receiptUrl: string | null): string {
   const body = html`<div class="card stack">
-${testBadge(l)}
+${badges(l)}
 ${alertBox('success', receiptUrl ? 'Payment successful. Thank you!' : 'Thank you!')}
 <h1>${title(l)}</h1>
 <p class="amount">${money(l)}</p>

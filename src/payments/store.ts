@@ -109,6 +109,16 @@ export async function failAbandoned(sql: TxSql, o: Owner, sessionId: string, cod
     returning *`;
 }
 
+/** failAbandoned for the sessions of a batch (each payment keeps its own account). */
+export async function failAbandonedOfSessions(sql: TxSql, sessionIds: string[], code: string, message: string): Promise<PaymentRow[]> {
+  return sql<PaymentRow[]>`
+    update payments
+    set status = 'FAILED', next_action = null, failure_code = ${code}, failure_message = ${message},
+        failed_at = now(), updated_at = now()
+    where checkout_session_id = any(${sessionIds}::text[]) and status = 'PENDING'
+    returning *`;
+}
+
 export async function listPayments(sql: Sql, o: Owner, p: ListPayments): Promise<PaymentRow[]> {
   const k = keyset(sql, p);
   return sql<PaymentRow[]>`

@@ -2,11 +2,37 @@ import { UnrecoverableError, type Job } from 'bullmq';
 import { presentEvent } from '../events/presenter.ts';
 import { nowUnix } from '../lib/time.ts';
 import type { Services } from '../services.ts';
-import { cancelDelivery, loadAttemptContext, pauseIfInactive, recordAttempt, type AttemptContext } from './deliveries.ts';
+import type { Sql } from '../db/sql.ts';
+import { Batcher } from './batcher.ts';
+import {
+  cancelDelivery,
+  loadAttemptContexts,
+  pauseIfInactive,
+  recordAttempts,
+  type AttemptContext,
+  type AttemptRecord,
+  type DeliveryStatus,
+} from './deliveries.ts';
 import { deliveryJobs, type DeliverJobData } from './jobs.ts';
 import { send } from './sender.ts';
 import { signatureHeader } from './signing.ts';
 import { signingSecrets } from './store.ts';
+
+interface Batchers {
+  load: Batcher<string, AttemptContext | undefined>;
+  record: Batcher<AttemptRecord, DeliveryStatus | null>;
+}
+const batchersByPool = new WeakMap<Sql, Batchers>();
+
+/** The deliveries running at the same moment share their reads and writes (one statement each). */
+function batchers(sql: Sql): Batchers {
+  let b = batchersByPool.get(sql);
+  if (!b) {
+    b = { load: new Batcher((ids) => loadAttemptContexts(sql, ids)), record: new Batcher((records) => recordAttempts(sql, records)) };
+    batchersByPool.set(sql, b);
+  }
+  return b;
+}
 
 /**
  * One run of a delivery job. The delivery row decides what happens, never the job alone: a job that
@@ -22,10 +48,11 @@ export async function runDelivery(s: Services, job: Job<DeliverJobData>): Promis
   const id = job.data.deliveryId;
   // Twice at most: a pause can lose a race with a re-enable, and the delivery must then go out.
   for (let pass = 0; pass < 2; pass++) {
-    const d = await loadAttemptContext(s.sql, id);
+    const d = await batchers(s.sql).load.push(id);
     if (!d) return 'missing';
     if (d.status !== 'PENDING' && d.status !== 'FAILED') return `skipped (${d.status})`;
     if (d.url === null) {
+      if (d.status === 'FAILED') return 'skipped (endpoint deleted)';
       await cancelDelivery(s.sql, id);
       return 'cancelled (endpoint deleted)';
     }
@@ -52,7 +79,7 @@ async function attempt(s: Services, job: Job<DeliverJobData>, d: AttemptContext)
   );
   // If this attempt fails, BullMQ waits as many milliseconds before the next one.
   const retryDelay = deliveryJobs(s).retryDelayMs(job.attemptsMade + 1);
-  const status = await recordAttempt(s.sql, d.id, n, result, retryDelay);
+  const status = await batchers(s.sql).record.push({ id: d.id, n, result, retryDelayMs: retryDelay });
   if (status === null) return `attempt ${n} was recorded by another run`;
   if (result.ok) return `attempt ${n} succeeded (${result.statusCode})`;
   const why = `attempt ${n} of delivery ${d.id} failed: ${result.error}`;

@@ -85,16 +85,18 @@ export interface AttemptContext {
   event_created_at: Date;
 }
 
-export async function loadAttemptContext(sql: Sql, id: string): Promise<AttemptContext | undefined> {
-  const [row] = await sql<AttemptContext[]>`
+/** The attempt contexts of `ids`, in the same order (undefined for a delivery that does not exist). */
+export async function loadAttemptContexts(sql: Sql, ids: readonly string[]): Promise<Array<AttemptContext | undefined>> {
+  const rows = await sql<AttemptContext[]>`
     select d.id, d.status, d.attempt_count, d.endpoint_id,
            e.url, e.is_active, e.secret, e.previous_secret, e.previous_secret_expires_at,
            ev.id as event_id, ev.livemode, ev.type, ev.api_version, ev.data, ev.created_at as event_created_at
     from webhook_deliveries d
     join events ev on ev.id = d.event_id
     left join webhook_endpoints e on e.id = d.endpoint_id
-    where d.id = ${id}`;
-  return row;
+    where d.id = any(${ids as string[]}::text[])`;
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  return ids.map((id) => byId.get(id));
 }
 
 /**
@@ -117,32 +119,52 @@ export async function cancelDelivery(sql: Sql, id: string): Promise<void> {
     where id = ${id} and status in ('PENDING', 'PAUSED')`;
 }
 
+export interface AttemptRecord {
+  id: string;
+  /** The attempt number: the delivery's attempt_count + 1 when it was loaded. */
+  n: number;
+  result: AttemptResult;
+  /** When this attempt fails and the delivery stays PENDING, the next one is due this much later. */
+  retryDelayMs: number;
+}
+
 /**
- * Stores attempt `n` and moves the delivery on, in one statement. A success is SUCCEEDED whatever
- * happened meanwhile (the receiver has the event); a failure keeps a PAUSED or CANCELLED row as it
- * is, makes a PENDING row FAILED at attempt 7, or schedules it `retryDelayMs` ahead.
- * Returns the new status, or null when this attempt number was already recorded by another run.
+ * Stores attempts and moves their deliveries on, in one statement for the whole batch. A success is
+ * SUCCEEDED whatever happened meanwhile (the receiver has the event); a failure keeps a PAUSED or
+ * CANCELLED row as it is, makes a PENDING row FAILED at attempt 7, or schedules its next attempt.
+ * Returns each new status in input order, or null where that attempt number was already recorded
+ * by another run of the same delivery.
  */
-export async function recordAttempt(sql: Sql, id: string, n: number, r: AttemptResult, retryDelayMs: number): Promise<DeliveryStatus | null> {
-  const [row] = await sql<{ status: DeliveryStatus }[]>`
-    with a as (
+export async function recordAttempts(sql: Sql, records: readonly AttemptRecord[]): Promise<Array<DeliveryStatus | null>> {
+  const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
+  const rows = await sql<{ id: string; status: DeliveryStatus }[]>`
+    with input as (
+      select * from unnest(
+        ${col((r) => r.id)}::text[], ${col((r) => r.n)}::int[], ${col((r) => r.result.startedAt.toISOString())}::timestamptz[],
+        ${col((r) => r.result.durationMs)}::int[], ${col((r) => r.result.statusCode) as number[]}::int[],
+        ${col((r) => r.result.error) as string[]}::text[], ${col((r) => r.result.responseBody) as string[]}::text[],
+        ${col((r) => (r.result.ok ? 't' : 'f'))}::text[]::boolean[], ${col((r) => r.retryDelayMs / 1000)}::float8[]
+      ) as x (id, n, started_at, duration_ms, status_code, error, response_body, ok, retry_s)
+    ), inserted as (
       insert into webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
-      values (${id}, ${n}, ${r.startedAt}, ${r.durationMs}, ${r.statusCode}, ${r.error}, ${r.responseBody})
+      select id, n, started_at, duration_ms, status_code, error, response_body from input
       on conflict do nothing
-      returning attempt
+      returning delivery_id, attempt
     )
     update webhook_deliveries d set
-      attempt_count = ${n},
-      last_attempt_at = ${r.startedAt},
-      status = case when ${r.ok} then 'SUCCEEDED'
-                    when d.status = 'PENDING' and ${n} >= ${MAX_ATTEMPTS} then 'FAILED'
+      attempt_count = i.n,
+      last_attempt_at = i.started_at,
+      status = case when i.ok then 'SUCCEEDED'
+                    when d.status = 'PENDING' and i.n >= ${MAX_ATTEMPTS} then 'FAILED'
                     else d.status end,
-      next_attempt_at = case when not ${r.ok} and d.status = 'PENDING' and ${n} < ${MAX_ATTEMPTS}
-                             then now() + make_interval(secs => ${retryDelayMs / 1000}) end,
+      next_attempt_at = case when not i.ok and d.status = 'PENDING' and i.n < ${MAX_ATTEMPTS}
+                             then now() + make_interval(secs => i.retry_s) end,
       updated_at = now()
-    where d.id = ${id} and d.attempt_count = ${n - 1} and exists (select 1 from a)
-    returning d.status`;
-  return row?.status ?? null;
+    from input i join inserted a on a.delivery_id = i.id and a.attempt = i.n
+    where d.id = i.id and d.attempt_count = i.n - 1
+    returning d.id, d.status`;
+  const byId = new Map(rows.map((r) => [r.id, r.status]));
+  return records.map((r) => byId.get(r.id) ?? null);
 }
 
 /** Moves an endpoint's open deliveries (PENDING, PAUSED) to `to`; returns their ids. */

@@ -57,7 +57,8 @@ const describeError = (err: unknown): string => {
 /** Reads at most RESPONSE_EXCERPT_BYTES of the answer, then lets the rest go. */
 function excerpt(chunks: Buffer[]): string {
   // Postgres text holds no U+0000.
-  return Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8').replaceAll('\u0000', '');
+  const all = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks);
+  return all.subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8').replaceAll('\u0000', '');
 }
 
 /** POSTs one signed event. Never throws: every outcome is an AttemptResult for the log. */

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { eventTypes } from './helpers.ts';
 
 let t: TestServer;
 let key: string;
@@ -58,8 +59,7 @@ describe('POST /v1/payment-links', () => {
     expect(link).not.toHaveProperty('amount');
     const [row] = await t.sql`select amount_cents, account_id from payment_links where id = ${link.id}`;
     expect(row).toEqual({ amount_cents: 2500, account_id: accountId });
-    const events = await t.sql`select type from events where data->'object'->>'id' = ${link.id}`;
-    expect(events.map((e) => e.type)).toEqual(['payment_link.created']);
+    expect(await eventTypes(t, link.id)).toEqual(['payment_link.created']);
   });
 
   it('when the body carries amount_cents, then it answers 400 parameter_unknown', async () => {
@@ -196,8 +196,7 @@ describe('PATCH /v1/payment-links/:id', () => {
     expect(res.body).toMatchObject({ id: link.id, name: 'New name', collect_phone: true, metadata: { a: '1', b: '2' }, quantity_limit: 10 });
     const [row] = await t.sql`select name, quantity_limit from payment_links where id = ${link.id}`;
     expect(row).toEqual({ name: 'New name', quantity_limit: 10 });
-    const events = await t.sql`select type from events where data->'object'->>'id' = ${link.id} order by id`;
-    expect(events.map((e) => e.type)).toEqual(['payment_link.created', 'payment_link.updated']);
+    expect(await eventTypes(t, link.id)).toEqual(['payment_link.created', 'payment_link.updated']);
   });
 
   it('when the status goes CANCELLED then ACTIVE, then the link is deactivated and reactivated', async () => {

@@ -1,3 +1,8 @@
+import { createHmac } from 'node:crypto';
+import { readFile, writeFile, mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { webhookDeliveryWorker } from '../../workers/webhook-delivery.ts';
@@ -73,6 +78,9 @@ describe('fan-out and signing', () => {
 
     await rx.waitFor(2, 10_000, forPath('/sub-all'));
     await rx.waitFor(1, 10_000, forPath('/sub-live'));
+    await rx.waitFor(1, 10_000, forPath('/sub-paid'));
+    await rx.waitFor(1, 10_000, forPath('/sub-expired'));
+    await until(async () => (await t.sql`select 1 from webhook_deliveries where status = 'PENDING' and account_id = ${a.accountId}`).length === 0);
     const ids = (p: string) => rx.received.filter(forPath(p)).map((r) => JSON.parse(r.body).id);
     expect(ids('/sub-paid')).toEqual([e1.id]);
     expect(ids('/sub-expired')).toEqual([e2.id]);
@@ -108,6 +116,35 @@ describe('fan-out and signing', () => {
     expect(big.status_code).toBe(200);
     expect(big.response_body).toHaveLength(RESPONSE_EXCERPT_BYTES);
     rx.setBehaviour(() => 200);
+  });
+});
+
+describe('the README verifier', () => {
+  it('when the Node verifier of docs/webhooks.md checks a real delivery, then it accepts it, and refuses a changed body, a wrong secret and a timestamp over 5 minutes old', async () => {
+    const doc = await readFile(new URL('../../docs/webhooks.md', import.meta.url), 'utf8');
+    const code = /```js\n(import \{ createHmac[\s\S]*?)```/.exec(doc)![1]!;
+    expect(code.split('\n').filter((l) => l.trim()).length).toBeLessThanOrEqual(10);
+    const file = path.join(await mkdtemp(path.join(tmpdir(), 'verify-')), 'verify.mjs');
+    await writeFile(file, code);
+    const { verifySignature } = (await import(pathToFileURL(file).href)) as {
+      verifySignature: (body: string, header: string, secret: string, tolerance?: number) => boolean;
+    };
+
+    const a = await t.account();
+    const ep = await createEndpoint(t, a.test, { url: `${rx.url}/readme` });
+    await emit(t, a.accountId, false, 'payment.succeeded');
+    const [req] = await rx.waitFor(1, 10_000, forPath('/readme'));
+    const header = req!.headers['service-signature'] as string;
+    expect(verifySignature(req!.body, header, ep.signing_secret)).toBe(true);
+    expect(verifySignature(req!.body.replace('"payment.succeeded"', '"payment.failed"'), header, ep.signing_secret)).toBe(false);
+    expect(verifySignature(req!.body, header, 'whsec_other')).toBe(false);
+    // The same body signed 200 s and 400 s ago: inside and outside the 5-minute tolerance.
+    const signedAt = (age: number) => {
+      const ts = Math.floor(Date.now() / 1000) - age;
+      return `t=${ts},v1=${createHmac('sha256', ep.signing_secret).update(`${ts}.${req!.body}`).digest('hex')}`;
+    };
+    expect(verifySignature(req!.body, signedAt(200), ep.signing_secret)).toBe(true);
+    expect(verifySignature(req!.body, signedAt(400), ep.signing_secret)).toBe(false);
   });
 });
 

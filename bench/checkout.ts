@@ -1,0 +1,272 @@
+// The checkout benchmark (issue 3, point 11):
+// 1. POST /v1/checkout/sessions at 50 connections, as a ratio to the pgbench single-row insert;
+// 2. expiry at scale: BENCH_EXPIRY_SESSIONS (default 100,000) sessions whose expires_at fall within
+//    the same 10 seconds: how late the last one turns EXPIRED, and Redis memory per pending session.
+// `npm run bench -- checkout`; small run: `BENCH_SECONDS=5 BENCH_EXPIRY_SESSIONS=5000 npm run bench -- checkout`.
+import { Redis } from 'ioredis';
+import { expiryJob } from '../src/checkout/expiry.ts';
+import { newId } from '../src/lib/ids.ts';
+import { Queues, QUEUE_NAMES } from '../src/queue/queues.ts';
+import {
+  createAccountKey,
+  environmentNote,
+  fmtMs,
+  fmtNum,
+  fmtRatio,
+  freshDatabase,
+  insertReference,
+  load,
+  say,
+  serviceEnvNote,
+  startService,
+  table,
+  verdict,
+  writeSection,
+  type BenchDb,
+  type BenchSettings,
+  type LoadResult,
+  type PgbenchResult,
+} from './lib.ts';
+
+const CREATE_RATIO_TARGET = 0.3;
+const LATENESS_TARGET_S = 30;
+const MEMORY_TARGET_BYTES = 1024;
+/** The issue's window is 10 s; BENCH_EXPIRY_WINDOW_S changes it for experiments (drain rate). */
+const WINDOW_S = Number(process.env.BENCH_EXPIRY_WINDOW_S ?? 10);
+const PREFIX = 'bench_checkout'; // startService's Redis prefix for this suite
+const REDIS_URL = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function createThroughput(db: BenchDb, settings: BenchSettings): Promise<{ api: LoadResult; ref: PgbenchResult }> {
+  const { key } = await createAccountKey(db.sql, 'test');
+  say('checkout: pgbench single-row insert reference');
+  const ref = await insertReference(db, settings);
+  const svc = await startService({ suite: 'checkout', databaseUrl: db.url });
+  try {
+    say(`checkout: POST /v1/checkout/sessions, ${settings.connections} connections, ${settings.seconds} s`);
+    const api = await load(
+      {
+        url: svc.url,
+        method: 'POST',
+        path: '/v1/checkout/sessions',
+        key,
+        body: {
+          currency: 'usd',
+          success_url: 'https://merchant.example/thanks?session={CHECKOUT_SESSION_ID}',
+          cancel_url: 'https://merchant.example/cart',
+          line_items: [
+            { name: 'Green tea, 100 g', quantity: 2, amount: 850 },
+            { name: 'Teapot', quantity: 1, amount: 3200 },
+          ],
+          customer_email: 'payer@example.com',
+          metadata: { order_id: '1042' },
+        },
+        service: svc,
+      },
+      settings,
+    );
+    return { api, ref };
+  } finally {
+    await svc.stop();
+  }
+}
+
+interface ExpiryResult {
+  sessions: number;
+  setupSeconds: number;
+  setupLate: boolean;
+  expired: number;
+  lastLatenessS: number;
+  p50LatenessS: number;
+  p99LatenessS: number;
+  drainSeconds: number;
+  jobHashBytes: number;
+  delayedZsetBytes: number;
+  eventsStreamBytes: number;
+  usedMemoryDelta: number;
+  expiredByReconciler: number;
+}
+
+/**
+ * Rows are written straight into Postgres (as createSession writes them) and their jobs added
+ * with the same name, data and options scheduleExpiry uses; the service, running as it does in
+ * production, then has to expire them all.
+ */
+async function expiryAtScale(db: BenchDb, n: number): Promise<ExpiryResult> {
+  const { accountId } = await createAccountKey(db.sql, 'test');
+  const svc = await startService({ suite: 'checkout', databaseUrl: db.url });
+  const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
+  const queues = new Queues(redis, PREFIX);
+  const queue = queues.get(QUEUE_NAMES.sessionExpiry);
+  try {
+    const leadS = 20 + Math.ceil(n * 0.0004); // time to write rows and jobs before the window opens
+    const windowStart = Math.ceil(Date.now() / 1000) + leadS;
+    say(`checkout: ${fmtNum(n)} sessions expiring in [${leadS} s, ${leadS + WINDOW_S} s) from now`);
+    const memBefore = await usedMemory(redis);
+    const t0 = Date.now();
+    const chunk = 2000;
+    for (let i = 0; i < n; i += chunk) {
+      const rows = Array.from({ length: Math.min(chunk, n - i) }, (_, j) => ({
+        id: newId('cs'),
+        account_id: accountId,
+        livemode: false,
+        // Spread evenly over the window, to the millisecond.
+        expires_at: new Date(windowStart * 1000 + Math.floor(((i + j) / n) * WINDOW_S * 1000)),
+      }));
+      await db.sql`
+        insert into checkout_sessions (id, account_id, livemode, amount_cents, currency, success_url, expires_at)
+        select id, ${accountId}, false, 1999, 'usd', 'https://merchant.example/thanks', expires_at
+        from unnest(${rows.map((r) => r.id)}::text[], ${rows.map((r) => r.expires_at.toISOString())}::timestamptz[]) as t(id, expires_at)`;
+      await queue.addBulk(rows.map((r) => expiryJob(r)));
+    }
+    const setupSeconds = (Date.now() - t0) / 1000;
+    const setupLate = Date.now() > windowStart * 1000;
+    say(`checkout: set up in ${setupSeconds.toFixed(1)} s${setupLate ? ' (LATE: the window had opened)' : ''}`);
+
+    const usedMemoryDelta = (await usedMemory(redis)) - memBefore;
+    const sample = await db.sql<{ id: string }[]>`select id from checkout_sessions where account_id = ${accountId} order by random() limit 200`;
+    let hashBytes = 0;
+    for (const r of sample) hashBytes += Number(await redis.call('memory', 'usage', `${PREFIX}:session-expiry:${r.id}`, 'samples', '0'));
+    const jobHashBytes = hashBytes / sample.length;
+    const delayedZsetBytes = Number(await redis.call('memory', 'usage', `${PREFIX}:session-expiry:delayed`, 'samples', '0')) / n;
+    const eventsStreamBytes = Number((await redis.call('memory', 'usage', `${PREFIX}:session-expiry:events`, 'samples', '0')) ?? 0) / n;
+
+    const windowEnd = (windowStart + WINDOW_S) * 1000;
+    const giveUp = windowEnd + 300_000;
+    let expired = 0;
+    while (Date.now() < giveUp) {
+      const [row] = await db.sql<{ n: number }[]>`
+        select count(*)::int as n from checkout_sessions where account_id = ${accountId} and status = 'EXPIRED'`;
+      expired = row!.n;
+      if (expired === n) break;
+      await sleep(250);
+    }
+    const drainSeconds = (Date.now() - windowStart * 1000) / 1000;
+    const [lat] = await db.sql<{ last: number; p50: number; p99: number }[]>`
+      select max(extract(epoch from expired_at - expires_at))::float8 as last,
+             percentile_cont(0.5) within group (order by extract(epoch from expired_at - expires_at))::float8 as p50,
+             percentile_cont(0.99) within group (order by extract(epoch from expired_at - expires_at))::float8 as p99
+      from checkout_sessions where account_id = ${accountId} and status = 'EXPIRED'`;
+    const [events] = await db.sql<{ n: number }[]>`
+      select count(*)::int as n from events where account_id = ${accountId} and type = 'checkout.session.expired'`;
+    if (events!.n !== expired) say(`checkout: ${events!.n} expired events for ${expired} expired sessions`);
+    const reconciled = await reconcilerCount(svc.logFile);
+    return {
+      sessions: n,
+      setupSeconds,
+      setupLate,
+      expired,
+      lastLatenessS: lat!.last ?? Number.NaN,
+      p50LatenessS: lat!.p50 ?? Number.NaN,
+      p99LatenessS: lat!.p99 ?? Number.NaN,
+      drainSeconds,
+      jobHashBytes,
+      delayedZsetBytes,
+      eventsStreamBytes,
+      usedMemoryDelta,
+      expiredByReconciler: reconciled,
+    };
+  } finally {
+    await queues.close();
+    redis.disconnect();
+    await svc.stop();
+  }
+}
+
+async function usedMemory(redis: Redis): Promise<number> {
+  const info = await redis.info('memory');
+  return Number(/used_memory:(\d+)/.exec(info)?.[1] ?? Number.NaN);
+}
+
+/** How many sessions the reconciler (not their own job) expired, from the service log. */
+async function reconcilerCount(logFile: string): Promise<number> {
+  const { readFile } = await import('node:fs/promises');
+  let total = 0;
+  for (const line of (await readFile(logFile, 'utf8')).split('\n')) {
+    const m = /"expired":(\d+).*expired sessions whose expiry job was lost/.exec(line);
+    if (m) total += Number(m[1]);
+  }
+  return total;
+}
+
+export async function run(settings: BenchSettings): Promise<void> {
+  const n = Number((process.env.BENCH_EXPIRY_SESSIONS ?? '100000').replace(/[_,]/g, ''));
+  if (!Number.isInteger(n) || n < 1) throw new Error('BENCH_EXPIRY_SESSIONS must be a positive integer');
+  const db = await freshDatabase('checkout');
+  try {
+    const env = await environmentNote(db.sql);
+    const { api, ref } = await createThroughput(db, settings);
+    const ratio = api.rps / ref.tps;
+    say(`checkout: ${fmtNum(api.rps)} creates/s vs ${fmtNum(ref.tps)} inserts/s (${fmtRatio(api.rps, ref.tps)})`);
+    const e = await expiryAtScale(db, n);
+    const perSession = e.jobHashBytes + e.delayedZsetBytes + e.eventsStreamBytes;
+    say(`checkout: last expiry ${e.lastLatenessS.toFixed(1)} s late; ${fmtNum(perSession)} B of Redis per pending session`);
+    const note = serviceEnvNote();
+
+    await writeSection(
+      'checkout',
+      `## Checkout
+
+${env}.
+The service is \`node src/main.ts\` (web and workers in one process, default configuration, LOG_LEVEL
+info) on the same machine as autocannon, PostgreSQL and Redis.${note ? `\n${note}` : ''}
+
+### Creating sessions
+
+${table(
+  ['Measurement', 'Value', 'Reference', 'Ratio', 'Target', 'Result'],
+  [
+    [
+      '`POST /v1/checkout/sessions`, 50 connections',
+      `${fmtNum(api.rps)} req/s, p50 ${fmtMs(api.p50)}, p99 ${fmtMs(api.p99)}, non-2xx ${fmtNum(api.non2xx)}`,
+      `${fmtNum(ref.tps)} tps (pgbench single-row insert, 50 clients)`,
+      fmtRatio(api.rps, ref.tps),
+      `≥ ${CREATE_RATIO_TARGET}`,
+      verdict(ratio >= CREATE_RATIO_TARGET && api.non2xx === 0),
+    ],
+    ['Service CPU per create', `${fmtNum(api.serviceCpuUs ?? Number.NaN)} µs`, '', '', '', ''],
+  ],
+)}
+
+Each create validates the body (two line items, metadata and a customer_email), inserts the session
+(one statement) and adds its delayed expiry job to Redis before answering.
+
+### Expiry at scale
+
+${fmtNum(e.sessions)} OPEN sessions whose \`expires_at\` are spread evenly over the same ${WINDOW_S} s, each with
+its delayed \`session-expiry\` job (jobId = session id) written as \`createSession\` writes them
+(set up in ${e.setupSeconds.toFixed(1)} s${e.setupLate ? ', **which overran the start of the window**' : ', before the window opened'}).
+
+${table(
+  ['Measurement', 'Value', 'Target', 'Result'],
+  [
+    ['Sessions EXPIRED (each with one `checkout.session.expired`)', `${fmtNum(e.expired)} of ${fmtNum(e.sessions)}`, 'all', verdict(e.expired === e.sessions)],
+    ['Lateness of the last one (expired_at − expires_at, max)', `${e.lastLatenessS.toFixed(1)} s`, `≤ ${LATENESS_TARGET_S} s`, verdict(e.lastLatenessS <= LATENESS_TARGET_S)],
+    ['Lateness p50 / p99', `${e.p50LatenessS.toFixed(1)} s / ${e.p99LatenessS.toFixed(1)} s`, '', ''],
+    ['Sessions expired by the reconciler instead of their job', fmtNum(e.expiredByReconciler), '', ''],
+    [
+      'Redis memory per pending session',
+      `${fmtNum(perSession)} B (job hash ${fmtNum(e.jobHashBytes)} B + delayed set ${fmtNum(e.delayedZsetBytes)} B + event stream ${fmtNum(e.eventsStreamBytes)} B)`,
+      `< ${MEMORY_TARGET_BYTES} B`,
+      verdict(perSession < MEMORY_TARGET_BYTES),
+    ],
+    ['… cross-check: used_memory growth / sessions', `${fmtNum(e.usedMemoryDelta / e.sessions)} B`, '', ''],
+  ],
+)}
+
+The first jobs to come due expire every session already due in batches of up to 500 (one
+transaction per batch, one event per session) and remove the jobs they made pointless; a job whose
+session is already over ends after one primary-key read. The reconciler counts only sessions it
+had to expire itself because their job was more than 5 s late.
+
+Memory is \`MEMORY USAGE\` of 200 sampled job hashes, plus the delayed sorted set and the queue's
+event stream divided by the number of sessions; the used_memory growth also counts whatever else
+used the shared Redis meanwhile.
+
+Reproduce: \`BENCH_SECONDS=${settings.seconds} BENCH_EXPIRY_SESSIONS=${e.sessions} npm run bench -- checkout\`.`,
+    );
+  } finally {
+    await db.close();
+  }
+}

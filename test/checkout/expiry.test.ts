@@ -1,0 +1,126 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { reconcileExpiries } from '../../src/checkout/expiry.ts';
+import { nowUnix } from '../../src/lib/time.ts';
+import { sessionExpiryWorker } from '../../workers/session-expiry.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { createSession, eventsFor, eventually, Payer, sleep } from './helpers.ts';
+
+let t: TestServer;
+let key: string;
+let accountId: string;
+beforeAll(async () => {
+  t = await startTestServer({ workers: [sessionExpiryWorker as never], env: { CHECKOUT_MIN_EXPIRY_SECONDS: '2' } });
+  ({ test: key, accountId } = await t.account());
+});
+afterAll(() => t.close());
+
+const statusOf = async (id: string) => (await t.sql`select status, expired_at from checkout_sessions where id = ${id}`)[0]!;
+
+describe('expiry by delayed job', () => {
+  it('when expires_at comes (CHECKOUT_MIN_EXPIRY_SECONDS=2), then the job moves OPEN to EXPIRED on time with one event', async () => {
+    const expiresAt = nowUnix() + 3;
+    const cs = await createSession(t, key, { expires_at: expiresAt });
+    await sleep(1000);
+    expect((await statusOf(cs.id)).status).toBe('OPEN'); // not before its time
+    const row = await eventually(async () => {
+      const r = await statusOf(cs.id);
+      return r.status === 'EXPIRED' ? r : null;
+    }, 15_000);
+    // On time: not before expires_at, and within a few seconds after (the job is due at expires_at).
+    expect(row.expired_at.getTime()).toBeGreaterThanOrEqual(expiresAt * 1000);
+    expect(row.expired_at.getTime()).toBeLessThan(expiresAt * 1000 + 5000);
+    expect(await eventsFor(t, cs.id)).toEqual(['checkout.session.expired']);
+  });
+
+  it('when many sessions come due at once, then all turn EXPIRED, each with exactly one event, and no job is left behind', async () => {
+    const a = await t.account();
+    const expiresAt = nowUnix() + 3;
+    const made = await Promise.all(Array.from({ length: 40 }, () => createSession(t, a.test, { expires_at: expiresAt })));
+    await eventually(async () => {
+      const [r] = await t.sql`select count(*)::int as n from checkout_sessions where account_id = ${a.accountId} and status = 'EXPIRED'`;
+      return r!.n === made.length;
+    }, 20_000);
+    const events = await t.sql`select data from events where account_id = ${a.accountId} and type = 'checkout.session.expired'`;
+    expect(events.length).toBe(made.length);
+    const queue = t.s.queues.get('session-expiry');
+    await eventually(async () => (await Promise.all(made.map((cs) => queue.getJob(cs.id)))).every((j) => j === undefined));
+  });
+
+  it('when the session is paid first, then its job is removed and the session stays COMPLETE', async () => {
+    const cs = await createSession(t, key, { expires_at: nowUnix() + 3 });
+    expect(await t.s.queues.get('session-expiry').getJob(cs.id)).toBeDefined();
+    expect((await new Payer(t).pay(cs.id)).status).toBe(303);
+    expect(await t.s.queues.get('session-expiry').getJob(cs.id)).toBeUndefined();
+    await sleep(4000);
+    expect((await statusOf(cs.id)).status).toBe('COMPLETE');
+    expect(await eventsFor(t, cs.id)).toEqual(['checkout.session.completed']);
+  });
+
+  it('when the job runs for a session that is already over, then it changes nothing and records nothing', async () => {
+    const cs = await createSession(t, key, { expires_at: nowUnix() + 2 });
+    await t.request('POST', `/v1/checkout/sessions/${cs.id}/expire`, { key });
+    // Put the job back as if its removal had been lost, and let it run.
+    await t.s.queues.get('session-expiry').add('expire', { a: accountId, l: false }, { jobId: cs.id });
+    expect(await t.s.queues.get('session-expiry').getJob(cs.id)).toBeDefined();
+    const job = (await t.s.queues.get('session-expiry').getJob(cs.id))!;
+    await eventually(async () => (await job.getState()) === 'completed');
+    expect((await t.s.queues.get('session-expiry').getJob(cs.id))!.returnvalue).toBe('ended');
+    expect(await eventsFor(t, cs.id)).toEqual(['checkout.session.expired']);
+  });
+});
+
+describe('expiry against payment', () => {
+  it('when expiry and payment race on the same sessions, then each session has exactly one winner and one matching event', async () => {
+    const sessions = await Promise.all(Array.from({ length: 12 }, () => createSession(t, key)));
+    await Promise.all(
+      sessions.map(async (cs, i) => {
+        const payer = new Payer(t);
+        await payer.get(`/checkout/${cs.id}`);
+        const expire = () => t.request('POST', `/v1/checkout/sessions/${cs.id}/expire`, { key });
+        await Promise.all(i % 2 ? [payer.pay(cs.id), expire()] : [expire(), payer.pay(cs.id)]);
+      }),
+    );
+    for (const cs of sessions) {
+      const { status } = await statusOf(cs.id);
+      const events = await eventsFor(t, cs.id);
+      const payments = await t.sql`select status from payments where checkout_session_id = ${cs.id}`;
+      if (status === 'COMPLETE') {
+        expect(events).toEqual(['checkout.session.completed']);
+        expect(payments.map((p) => p.status)).toEqual(['SUCCEEDED']);
+      } else {
+        expect(status).toBe('EXPIRED');
+        expect(events).toEqual(['checkout.session.expired']);
+        expect(payments.length).toBe(0);
+      }
+    }
+  });
+});
+
+describe('reconcile', () => {
+  it('when Redis lost the expiry jobs, then the reconciler expires the OPEN sessions past expires_at, once', async () => {
+    await t.workers!.close(); // no worker from here on: only the reconciler can expire
+    const a = await t.account();
+    const lost = await createSession(t, a.test, { expires_at: nowUnix() + 2 });
+    const future = await createSession(t, a.test);
+    const keys = await t.s.redis.keys(`${t.s.config.redisPrefix}:*`);
+    if (keys.length) await t.s.redis.del(...keys);
+    expect(await t.s.queues.get('session-expiry').getJob(lost.id)).toBeUndefined();
+
+    // Past expires_at but inside the grace period: still the job's business.
+    await sleep(2500);
+    await reconcileExpiries(t.s);
+    expect((await statusOf(lost.id)).status).toBe('OPEN');
+
+    await t.sql`update checkout_sessions set expires_at = now() - interval '1 minute' where id = ${lost.id}`;
+    expect(await reconcileExpiries(t.s)).toBeGreaterThanOrEqual(1);
+    expect(await reconcileExpiries(t.s)).toBe(0);
+    expect((await statusOf(lost.id)).status).toBe('EXPIRED');
+    expect((await statusOf(future.id)).status).toBe('OPEN');
+    expect(await eventsFor(t, lost.id)).toEqual(['checkout.session.expired']);
+  });
+
+  it('when the reconcile job runs, then the checkout reconciler is part of it', async () => {
+    const { RECONCILERS } = await import('../../workers/reconcile.ts');
+    expect(RECONCILERS.map((r) => r.name)).toEqual(expect.arrayContaining(['checkout-session-expiry', 'processor-customers']));
+  });
+});

@@ -1,0 +1,45 @@
+import { existsSync } from 'node:fs';
+import { mkdir } from 'node:fs/promises';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+/** Debian's Chromium (`apt-get install chromium`); CHROMIUM_PATH points elsewhere. */
+export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+export const ARTIFACTS_DIR = new URL('../artifacts/', import.meta.url).pathname;
+
+/** A headless Chromium driven by playwright-core, with the flags a container needs. */
+export async function launchBrowser(): Promise<Browser> {
+  if (!existsSync(CHROMIUM_PATH)) {
+    throw new Error(`Chromium not found at ${CHROMIUM_PATH}: install it (apt-get install chromium) or set CHROMIUM_PATH.`);
+  }
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
+  });
+}
+
+export const DESKTOP = { width: 1280, height: 800 };
+/** An iPhone-sized viewport: 390 CSS pixels wide. */
+export const PHONE = { width: 390, height: 844 };
+
+/** Runs `work` in a fresh context (own cookies) with the given viewport, then closes it. */
+export async function withPage<T>(
+  browser: Browser,
+  viewport: { width: number; height: number },
+  work: (page: Page, context: BrowserContext) => Promise<T>,
+): Promise<T> {
+  const context = await browser.newContext({ viewport, deviceScaleFactor: 1, isMobile: viewport.width < 500, hasTouch: viewport.width < 500 });
+  try {
+    return await work(await context.newPage(), context);
+  } finally {
+    await context.close();
+  }
+}
+
+/** A full-page screenshot into test/artifacts/ (gitignored), for people to look at. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  await mkdir(ARTIFACTS_DIR, { recursive: true });
+  const path = `${ARTIFACTS_DIR}${name}.png`;
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}

@@ -1,0 +1,156 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import type { Job } from 'bullmq';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startWorkers, type RunningWorkers } from '../../workers/index.ts';
+import { reconcileWorker } from '../../workers/reconcile.ts';
+import { webhookDeliveryWorker } from '../../workers/webhook-delivery.ts';
+import { startReceiver, until, type Receiver } from './receiver.ts';
+import { createEndpoint, deliveryRows, emit } from './helpers.ts';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const LOCK_MS = 1000;
+
+let t: TestServer;
+let rx: Receiver;
+let workers: RunningWorkers | null = null;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  // No workers of its own at first: each test decides who delivers.
+  t = await startTestServer({ env: { WEBHOOK_ALLOW_INSECURE_TARGETS: 'true', WORKER_LOCK_MS: String(LOCK_MS) } });
+  rx = await startReceiver();
+});
+afterAll(async () => {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  await workers?.close();
+  await t.close();
+  await rx.close();
+});
+
+/** `npm run start:worker` as its own process, on this test's database and Redis prefix. */
+async function startWorkerProcess(): Promise<ChildProcess> {
+  const c = t.s.config;
+  const child = spawn(process.execPath, ['workers/main.ts'], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH,
+      DATABASE_URL: c.databaseUrl,
+      REDIS_URL: c.redisUrl,
+      REDIS_PREFIX: c.redisPrefix,
+      WEBHOOK_ALLOW_INSECURE_TARGETS: 'true',
+      WORKER_LOCK_MS: String(LOCK_MS),
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  let out = '';
+  await new Promise<void>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`worker process did not start:\n${out}`)), 20_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      out += d.toString();
+      if (/"msg":"started"/.test(out)) {
+        clearTimeout(timer);
+        resolve();
+      }
+    });
+    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+    child.once('exit', (code) => reject(new Error(`worker process exited (${code}):\n${out}`)));
+  });
+  return child;
+}
+
+describe('no event is lost', () => {
+  it('when the worker process is killed with SIGKILL mid-delivery, then the delivery is retried by another worker and succeeds', async () => {
+    const a = await t.account();
+    rx.setBehaviour((n, r) => (r.path === '/killed' && rx.received.filter((x) => x.path === '/killed').length === 1 ? 'hang' : 200));
+    await createEndpoint(t, a.test, { url: `${rx.url}/killed` });
+    const child = await startWorkerProcess();
+
+    const event = await emit(t, a.accountId, false, 'checkout.session.completed');
+    await rx.waitFor(1, 10_000, (r) => r.path === '/killed'); // the child is now waiting on the receiver
+    const exited = new Promise((r) => child.once('exit', (_code, signal) => r(signal)));
+    child.kill('SIGKILL');
+    expect(await exited).toBe('SIGKILL');
+    expect((await deliveryRows(t, event.id))[0]).toMatchObject({ status: 'PENDING', attempt_count: 0 });
+
+    // Another worker: once the dead worker's lock expires, BullMQ's stall check hands it the job.
+    workers = await startWorkers(t.s, [webhookDeliveryWorker as never]);
+    const [row] = await until(async () => {
+      const r = await deliveryRows(t, event.id);
+      return r[0]?.status === 'SUCCEEDED' && r;
+    }, 20_000);
+    expect(row!.attempt_count).toBe(1);
+    const hits = rx.received.filter((r) => r.path === '/killed');
+    expect(hits).toHaveLength(2);
+    expect(hits.map((h) => JSON.parse(h.body).id)).toEqual([event.id, event.id]); // a duplicate, same event id
+    await workers.close();
+    workers = null;
+  });
+
+  it('when every Redis key of the deployment is deleted, then the reconcile pass re-enqueues what was due and every event is delivered once', async () => {
+    const a = await t.account();
+    rx.setBehaviour((_n, r) => (r.path === '/flush-retry' ? 503 : 200));
+    await createEndpoint(t, a.test, { url: `${rx.url}/flush` });
+    const retrying = await createEndpoint(t, a.test, { url: `${rx.url}/flush-retry`, enabled_events: ['payment.failed'] });
+
+    // One event delivered before the flush, one delivery waiting for its retry (10 min away).
+    workers = await startWorkers(t.s, [webhookDeliveryWorker as never]);
+    const before = await emit(t, a.accountId, false, 'payment.succeeded');
+    const failing = await emit(t, a.accountId, false, 'payment.failed');
+    await until(async () => (await deliveryRows(t, before.id))[0]?.status === 'SUCCEEDED');
+    await until(async () => (await deliveryRows(t, failing.id)).find((d) => d.endpoint_id === retrying.id)?.attempt_count === 1);
+    await until(async () => (await deliveryRows(t, failing.id)).every((d) => d.endpoint_id === retrying.id || d.status === 'SUCCEEDED'));
+    await workers.close();
+    workers = null;
+
+    // Recorded while no worker runs: their jobs wait in Redis.
+    const queued = [];
+    for (let i = 0; i < 5; i++) queued.push(await emit(t, a.accountId, false, 'payment.succeeded'));
+    const queue = t.s.queues.get('webhook-delivery');
+    expect((await queue.getJobCounts('wait')).wait).toBe(5);
+
+    // "FLUSHALL", limited to this deployment's own keys (others share this Redis).
+    const keys = await t.s.redis.keys(`${t.s.config.redisPrefix}:*`);
+    expect(keys.length).toBeGreaterThan(0);
+    await t.s.redis.del(...keys);
+    expect(await t.s.redis.keys(`${t.s.config.redisPrefix}:*`)).toEqual([]);
+
+    const repaired = (await reconcileWorker.process({} as Job, t.s)) as Record<string, number>;
+    expect(repaired['webhook-deliveries']).toBe(5); // the delivered one and the one not due yet are left alone
+    workers = await startWorkers(t.s, [webhookDeliveryWorker as never]);
+    for (const e of queued) await until(async () => (await deliveryRows(t, e.id))[0]?.status === 'SUCCEEDED');
+
+    // The retry comes due: the next pass enqueues it.
+    rx.setBehaviour(() => 200);
+    await t.sql`update webhook_deliveries set next_attempt_at = now() where event_id = ${failing.id} and status = 'PENDING'`;
+    expect(((await reconcileWorker.process({} as Job, t.s)) as Record<string, number>)['webhook-deliveries']).toBe(1);
+    await until(async () => (await deliveryRows(t, failing.id)).every((d) => d.status === 'SUCCEEDED'));
+    expect((await deliveryRows(t, failing.id)).find((d) => d.endpoint_id === retrying.id)!.attempt_count).toBe(2);
+
+    const flushIds = rx.received.filter((r) => r.path === '/flush').map((r) => JSON.parse(r.body).id).sort();
+    expect(flushIds).toEqual([before.id, failing.id, ...queued.map((e) => e.id)].sort());
+
+    // Nothing is due any more: another pass enqueues nothing.
+    expect(((await reconcileWorker.process({} as Job, t.s)) as Record<string, number>)['webhook-deliveries']).toBe(0);
+  });
+
+  it('when a job runs again for a delivery that already SUCCEEDED, then nothing is sent', async () => {
+    const a = await t.account();
+    await createEndpoint(t, a.test, { url: `${rx.url}/once` });
+    workers ??= await startWorkers(t.s, [webhookDeliveryWorker as never]);
+    const event = await emit(t, a.accountId, false, 'payment.succeeded');
+    const [row] = await until(async () => {
+      const r = await deliveryRows(t, event.id);
+      return r[0]?.status === 'SUCCEEDED' && r;
+    });
+    const queue = t.s.queues.get('webhook-delivery');
+    await queue.remove(row!.id);
+    const job = await queue.add('deliver', { deliveryId: row!.id }, { jobId: row!.id });
+    await until(async () => (await job.getState()) === 'completed');
+    expect((await queue.getJob(row!.id))!.returnvalue).toBe('skipped (SUCCEEDED)');
+    expect(rx.received.filter((r) => r.path === '/once')).toHaveLength(1);
+  });
+});
