@@ -6,7 +6,6 @@ import { connectRedis } from './queue/redis.ts';
 import { Queues } from './queue/queues.ts';
 import { createSimulator } from './processor/simulator.ts';
 import type { Processor } from './processor/types.ts';
-import { DeliveryJobs, registerDeliveryJobs } from './webhooks/jobs.ts';
 
 /** What every part of the service is handed: built once here (the composition root), passed explicitly. */
 export interface Services {
@@ -26,8 +25,6 @@ export async function createServices(config: Config, log: Logger = createLogger(
   const redis = await connectRedis(config.redisUrl);
   const sql = connect(config.databaseUrl, config.dbPoolMax);
   const queues = new Queues(redis, config.redisPrefix);
-  // recordEvent holds only a transaction: it finds the webhook queue through the pool.
-  registerDeliveryJobs(sql, new DeliveryJobs(queues.get('webhook-delivery'), config.webhookBackoffBaseMs));
   return { config, log, sql, redis, queues, processor: createSimulator(), beforeClose: [] };
 }
 

@@ -68,7 +68,7 @@ export type ExpiryOutcome = 'expired' | 'not_due' | 'ended';
 
 /** What the delayed job and the reconciler do for one session. */
 export async function expireIfDue(s: Services, o: Owner, id: string, log: Logger): Promise<ExpiryOutcome> {
-  return withTx(s.sql, log, async (tx) => {
+  return withTx(s, log, async (tx) => {
     if (await expireInTx(tx, s, o, id, new Date())) return 'expired';
     const row = await store.findSession(tx.sql, o, id);
     return row?.status === 'OPEN' ? 'not_due' : 'ended';
@@ -82,7 +82,7 @@ export async function expireIfDue(s: Services, o: Owner, id: string, log: Logger
 export async function expireOnRead(s: Services, row: SessionRow, log: Logger): Promise<SessionRow> {
   if (row.status !== 'OPEN' || row.expires_at.getTime() > Date.now()) return row;
   const o = { accountId: row.account_id, livemode: row.livemode };
-  const expired = await withTx(s.sql, log, async (tx) => {
+  const expired = await withTx(s, log, async (tx) => {
     const r = await expireInTx(tx, s, o, row.id, new Date());
     if (r) tx.afterCommit(() => unscheduleExpiry(s, row.id));
     return r;
@@ -98,7 +98,7 @@ export async function expireOnRead(s: Services, row: SessionRow, log: Logger): P
  * Redis with one removal each instead of being fetched, run and completed.
  */
 export async function expireDueBatch(s: Services, log: Logger, dueBefore: Date, limit: number, keepJob?: string): Promise<SessionRow[]> {
-  return withTx(s.sql, log, async (tx) => {
+  return withTx(s, log, async (tx) => {
     const rows = await store.markDueExpired(tx.sql, dueBefore, limit);
     if (rows.length === 0) return rows;
     const ids = rows.map((r) => r.id);

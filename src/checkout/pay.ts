@@ -94,7 +94,7 @@ export async function payWithCard(
   log: Logger,
 ): Promise<PayResult> {
   const o = ownerOf(row);
-  return withTx(s.sql, log, async (tx) => {
+  return withTx(s, log, async (tx) => {
     const locked = await lockPayable(tx, s, row);
     let session = locked.session;
     if (!locked.open) return { kind: 'ended', session };
@@ -142,7 +142,7 @@ export async function finishChallenge(
   log: Logger,
 ): Promise<PayResult> {
   const o = ownerOf(row);
-  return withTx(s.sql, log, async (tx) => {
+  return withTx(s, log, async (tx) => {
     const { session, open } = await lockPayable(tx, s, row);
     if (!open) return { kind: 'ended', session };
     const attempt = await payments.lockPendingChallenge(tx.sql, o, session.id, paymentId);

@@ -93,7 +93,7 @@ export async function retrieveSession(s: Services, owner: Owner, id: string, log
 export async function listSessions(s: Services, owner: Owner, q: ListSessions, log: Logger): Promise<SessionRow[]> {
   const due = await store.dueSessionIds(s.sql, owner, new Date(), 200);
   for (const id of due) {
-    await withTx(s.sql, log, async (tx) => {
+    await withTx(s, log, async (tx) => {
       if (await expireInTx(tx, s, owner, id, new Date())) tx.afterCommit(() => unscheduleExpiry(s, id));
     });
   }
@@ -106,7 +106,7 @@ export async function expireSessionNow(s: Services, owner: Owner, id: string, lo
   if (current.status !== 'OPEN') {
     throw new ApiError('resource_invalid_state', `Only an OPEN checkout session can be expired; this one is ${current.status}.`);
   }
-  const expired = await withTx(s.sql, log, async (tx) => {
+  const expired = await withTx(s, log, async (tx) => {
     const row = await expireInTx(tx, s, owner, id, null);
     if (row) tx.afterCommit(() => unscheduleExpiry(s, id));
     return row;

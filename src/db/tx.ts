@@ -1,20 +1,21 @@
 import type { Logger } from 'pino';
-import type { Sql, TxSql } from './sql.ts';
+import type { Services } from '../services.ts';
+import type { TxSql } from './sql.ts';
 
 /**
- * A unit of work: the transaction's sql, and hooks that run only once it has committed
- * (enqueueing jobs for the rows it wrote: DESIGN 1, transactional outbox).
+ * A unit of work: the transaction's sql, the services it runs under (so that code holding only a
+ * Tx can reach the queues), and hooks that run only once it has committed (enqueueing jobs for
+ * the rows it wrote: DESIGN 1, transactional outbox).
  */
 export interface Tx {
   sql: TxSql;
+  s: Services;
   afterCommit(hook: () => unknown): void;
-  /** The pool the transaction runs on (lets code holding only a Tx find what is bound to it). */
-  db?: Sql;
 }
 
-export async function withTx<T>(sql: Sql, log: Logger, work: (tx: Tx) => Promise<T>): Promise<T> {
+export async function withTx<T>(s: Services, log: Logger, work: (tx: Tx) => Promise<T>): Promise<T> {
   const hooks: Array<() => unknown> = [];
-  const result = (await sql.begin((t) => work({ sql: t, db: sql, afterCommit: (h) => hooks.push(h) }))) as T;
+  const result = (await s.sql.begin((t) => work({ sql: t, s, afterCommit: (h) => hooks.push(h) }))) as T;
   for (const hook of hooks) {
     try {
       await hook();

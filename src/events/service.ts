@@ -27,7 +27,7 @@ export async function eventDeliveries(s: Services, o: Owner, eventId: string, p:
  */
 export async function resendEvent(s: Services, o: Owner, eventId: string, endpointId: string | undefined): Promise<DeliveryRow[]> {
   const jobs = deliveryJobs(s);
-  return withTx(s.sql, s.log, async (tx) => {
+  return withTx(s, s.log, async (tx) => {
     const event = await findEvent(tx.sql, o, eventId);
     if (!event) throw resourceMissing('event', eventId);
     let targets: Array<{ id: string; is_active: boolean }>;

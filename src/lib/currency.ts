@@ -24,13 +24,22 @@ export const isCurrency = (code: string): boolean => Object.hasOwn(MINOR_UNITS, 
 /** Digits after the decimal point: 2 for usd, 0 for jpy, 3 for kwd. */
 export const minorUnits = (code: string): number => MINOR_UNITS[code] ?? 2;
 
+// Building an Intl.NumberFormat costs more than rendering the rest of a page: one per currency and locale.
+const formatters = new Map<string, Intl.NumberFormat>();
+
 /** An amount in the smallest unit, formatted for people: 1999 usd is "$19.99", 1999 jpy is "¥1,999". */
 export function formatAmount(amount: number, currency: string, locale = 'en-US'): string {
   const digits = minorUnits(currency);
-  return new Intl.NumberFormat(locale, {
-    style: 'currency',
-    currency: currency.toUpperCase(),
-    minimumFractionDigits: digits,
-    maximumFractionDigits: digits,
-  }).format(amount / 10 ** digits);
+  const key = `${locale}:${currency}`;
+  let f = formatters.get(key);
+  if (!f) {
+    f = new Intl.NumberFormat(locale, {
+      style: 'currency',
+      currency: currency.toUpperCase(),
+      minimumFractionDigits: digits,
+      maximumFractionDigits: digits,
+    });
+    formatters.set(key, f);
+  }
+  return f.format(amount / 10 ** digits);
 }

@@ -11,18 +11,7 @@ export interface PayerForm {
   message?: string | null;
 }
 
-// Building an Intl.NumberFormat costs more than the rest of the page; links repeat few amounts.
-const formatted = new Map<string, string>();
-function money(l: PaymentLinkRow): string {
-  const k = `${l.currency}:${l.amount_cents}`;
-  let v = formatted.get(k);
-  if (v === undefined) {
-    if (formatted.size >= 10_000) formatted.clear();
-    v = formatAmount(l.amount_cents, l.currency);
-    formatted.set(k, v);
-  }
-  return v;
-}
+const money = (l: PaymentLinkRow) => formatAmount(l.amount_cents, l.currency);
 const title = (l: PaymentLinkRow) => l.name ?? l.description ?? 'Payment';
 const testMode = (l: PaymentLinkRow) => (l.livemode ? '' : html`<span class="status off">Test mode</span>`);
 /** The badges above the heading, on one line: test mode, and the state when it is not the usual one. */

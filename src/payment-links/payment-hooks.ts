@@ -1,16 +1,9 @@
 import { paymentHooks, type PaymentHook } from '../checkout/hooks.ts';
-import type { Sql } from '../db/sql.ts';
-import { recordEvent } from '../events/record.ts';
-import type { Services } from '../services.ts';
 import { enqueuePaymentCount } from './jobs.ts';
-import { presentPaymentLink } from './presenter.ts';
 import { closedReason, paymentLimit } from './service.ts';
 import * as store from './store.ts';
 
 const ownerOf = (r: { account_id: string; livemode: boolean }) => ({ accountId: r.account_id, livemode: r.livemode });
-
-/** The services of each pool, so that a hook holding only a Tx enqueues on the right deployment's queues. */
-const servicesOf = new WeakMap<Sql, Services>();
 
 /**
  * quantity_limit and SINGLE held exactly (DESIGN 8): the payment's transaction locks the link row
@@ -36,19 +29,15 @@ export const linkPaymentHook: PaymentHook = {
     const o = ownerOf(session);
     const link = await store.lockLink(tx.sql, o, session.payment_link_id);
     if (!link) return;
-    // Every web process registers its pool; were one missing, the reconciler would count the payment.
-    const s = tx.db && servicesOf.get(tx.db);
     const limit = paymentLimit(link.type, link.quantity_limit);
     if (link.status === 'ACTIVE' && limit !== null && (await store.succeededPayments(tx.sql, link.id)) >= limit) {
-      const done = await store.updateLink(tx.sql, link.id, { status: 'COMPLETED' });
-      if (s) await recordEvent(tx, o.accountId, 'payment_link.updated', presentPaymentLink(done, s.config.publicLinkUrl));
+      await store.updateLink(tx.sql, link.id, { status: 'COMPLETED' });
     }
-    if (s) tx.afterCommit(() => enqueuePaymentCount(s.queues, payment.id));
+    tx.afterCommit(() => enqueuePaymentCount(tx.s.queues, payment.id));
   },
 };
 
-/** Takes part in checkout payments for this deployment's pool; safe to call more than once. */
-export function registerLinkPayments(s: Services): void {
-  servicesOf.set(s.sql, s);
+/** Takes part in checkout payments; safe to call more than once. */
+export function registerLinkPayments(): void {
   if (!paymentHooks.includes(linkPaymentHook)) paymentHooks.push(linkPaymentHook);
 }

@@ -39,7 +39,7 @@ function payerErrors(link: PaymentLinkRow, p: Payer): PayerForm['errors'] | null
  * view buffer only: it never waits on Redis or Postgres for counting.
  */
 export function publicLinksRouter(s: Services): Router {
-  registerLinkPayments(s);
+  registerLinkPayments();
   const views = new ViewRecorder(s.queues, s.log.child({ component: 'link-views' }));
   s.beforeClose.push(() => views.close());
 

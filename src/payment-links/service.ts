@@ -1,7 +1,6 @@
 import { createSession, type SessionRow } from '../checkout/service.ts';
 import { withTx } from '../db/tx.ts';
 import type { TxSql } from '../db/sql.ts';
-import { recordEvent } from '../events/record.ts';
 import { ApiError, invalidParam, resourceMissing } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { nowUnix } from '../lib/time.ts';
@@ -75,7 +74,7 @@ export async function createLink(s: Services, o: Owner, input: CreatePaymentLink
   checkSingleLimit(type, input.quantity_limit);
   checkFuture(input.expires_at);
   return slugChecked(input.slug, () =>
-    withTx(s.sql, s.log, async (tx) => {
+    withTx(s, s.log, async (tx) => {
       await checkCustomer(tx.sql, o, input.customer_id);
       const row = await store.insertLink(tx.sql, o, {
         id: newId('pl'),
@@ -94,9 +93,7 @@ export async function createLink(s: Services, o: Owner, input: CreatePaymentLink
         expires_at: input.expires_at != null ? new Date(input.expires_at * 1000) : null,
         metadata: metadataOnCreate(input.metadata),
       });
-      const link = present(s, row);
-      await recordEvent(tx, o.accountId, 'payment_link.created', link);
-      return link;
+      return present(s, row);
     }),
   );
 }
@@ -165,15 +162,13 @@ export function planUpdate(cur: PaymentLinkRow, patch: UpdatePaymentLink, succee
 
 export async function updateLink(s: Services, o: Owner, id: string, patch: UpdatePaymentLink): Promise<PaymentLink> {
   return slugChecked(patch.slug, () =>
-    withTx(s.sql, s.log, async (tx) => {
+    withTx(s, s.log, async (tx) => {
       const cur = await store.lockLink(tx.sql, o, id);
       if (!cur) throw resourceMissing('payment_link', id);
       const changes = planUpdate(cur, patch, await store.succeededPayments(tx.sql, id));
       if (Object.keys(changes).length === 0) return present(s, cur);
       if (changes.customer_id !== undefined) await checkCustomer(tx.sql, o, changes.customer_id);
-      const link = present(s, await store.updateLink(tx.sql, id, changes));
-      await recordEvent(tx, o.accountId, 'payment_link.updated', link);
-      return link;
+      return present(s, await store.updateLink(tx.sql, id, changes));
     }),
   );
 }

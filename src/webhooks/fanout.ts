@@ -1,6 +1,6 @@
 import type { Tx } from '../db/tx.ts';
 import { insertDeliveries, subscribedEndpoints } from './deliveries.ts';
-import { deliveryJobsFor } from './jobs.ts';
+import { deliveryJobs } from './jobs.ts';
 
 /**
  * Spec 6.1 fan-out, inside the transaction that records the event: one delivery per endpoint of the
@@ -14,6 +14,6 @@ export async function fanOut(tx: Tx, accountId: string, livemode: boolean, event
   const rows = await insertDeliveries(tx.sql, accountId, livemode, eventId, endpoints);
   const pending = rows.filter((r) => r.status === 'PENDING').map((r) => r.id);
   if (pending.length === 0) return;
-  const jobs = deliveryJobsFor(tx.db);
-  if (jobs) tx.afterCommit(() => jobs.add(pending));
+  const jobs = deliveryJobs(tx.s);
+  tx.afterCommit(() => jobs.add(pending));
 }

@@ -1,5 +1,5 @@
 import type { JobsOptions, Queue } from 'bullmq';
-import type { Sql } from '../db/sql.ts';
+import type { Services } from '../services.ts';
 import { MAX_ATTEMPTS } from './deliveries.ts';
 
 export const DELIVER_JOB = 'deliver';
@@ -68,21 +68,7 @@ export class DeliveryJobs {
   }
 }
 
-const registry = new WeakMap<Sql, DeliveryJobs>();
-let lastRegistered: DeliveryJobs | undefined;
-
-/** Binds the delivery queue to a database pool, for code that holds only a transaction (recordEvent). */
-export function registerDeliveryJobs(sql: Sql, jobs: DeliveryJobs): void {
-  registry.set(sql, jobs);
-  lastRegistered = jobs;
-}
-
-/** The delivery queue of this pool; without one, the reconciler enqueues what was recorded. */
-export function deliveryJobsFor(sql: Sql | undefined): DeliveryJobs | undefined {
-  return (sql && registry.get(sql)) ?? lastRegistered;
-}
-
 /** The delivery queue of a running service. */
-export function deliveryJobs(s: { sql: Sql; queues: { get(name: 'webhook-delivery'): Queue }; config: { webhookBackoffBaseMs: number } }): DeliveryJobs {
-  return registry.get(s.sql) ?? new DeliveryJobs(s.queues.get('webhook-delivery'), s.config.webhookBackoffBaseMs);
+export function deliveryJobs(s: Pick<Services, 'queues' | 'config'>): DeliveryJobs {
+  return new DeliveryJobs(s.queues.get('webhook-delivery'), s.config.webhookBackoffBaseMs);
 }

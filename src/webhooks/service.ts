@@ -17,7 +17,7 @@ function checkUrl(s: Services, url: string): void {
 
 export async function createEndpoint(s: Services, o: Owner, input: CreateEndpoint): Promise<store.EndpointRow> {
   checkUrl(s, input.url);
-  return withTx(s.sql, s.log, async (tx) => {
+  return withTx(s, s.log, async (tx) => {
     await store.lockOwner(tx.sql, o);
     if ((await store.countEndpoints(tx.sql, o)) >= MAX_ENDPOINTS) {
       throw new ApiError(
@@ -41,7 +41,7 @@ export async function createEndpoint(s: Services, o: Owner, input: CreateEndpoin
 export async function updateEndpoint(s: Services, o: Owner, id: string, patch: UpdateEndpoint): Promise<store.EndpointRow> {
   if (patch.url !== undefined) checkUrl(s, patch.url);
   const jobs = deliveryJobs(s);
-  return withTx(s.sql, s.log, async (tx) => {
+  return withTx(s, s.log, async (tx) => {
     const current = await store.findEndpoint(tx.sql, o, id, true);
     if (!current) throw resourceMissing('webhook_endpoint', id);
     const next = {
@@ -65,7 +65,7 @@ export async function updateEndpoint(s: Services, o: Owner, id: string, patch: U
 /** The endpoint goes; its deliveries stay as history, the open ones CANCELLED and their jobs dropped. */
 export async function deleteEndpoint(s: Services, o: Owner, id: string): Promise<void> {
   const jobs = deliveryJobs(s);
-  await withTx(s.sql, s.log, async (tx) => {
+  await withTx(s, s.log, async (tx) => {
     const current = await store.findEndpoint(tx.sql, o, id, true);
     if (!current) throw resourceMissing('webhook_endpoint', id);
     const cancelled = await moveOpenDeliveries(tx.sql, id, ['PENDING', 'PAUSED'], 'CANCELLED');
@@ -76,7 +76,7 @@ export async function deleteEndpoint(s: Services, o: Owner, id: string): Promise
 
 /** A new secret; the one it replaces signs beside it for 24 hours (two v1= entries). */
 export async function rotateSecret(s: Services, o: Owner, id: string): Promise<store.EndpointRow> {
-  return withTx(s.sql, s.log, async (tx) => {
+  return withTx(s, s.log, async (tx) => {
     const current = await store.findEndpoint(tx.sql, o, id, true);
     if (!current) throw resourceMissing('webhook_endpoint', id);
     return store.rotateSecret(tx.sql, id, newSigningSecret(), ROTATION_OVERLAP_MS);

@@ -120,8 +120,8 @@ describe('fan-out and signing', () => {
 });
 
 describe('the README verifier', () => {
-  it('when the Node verifier of docs/webhooks.md checks a real delivery, then it accepts it, and refuses a changed body, a wrong secret and a timestamp over 5 minutes old', async () => {
-    const doc = await readFile(new URL('../../docs/webhooks.md', import.meta.url), 'utf8');
+  it('when the Node verifier of the README checks a real delivery, then it accepts it, and refuses a changed body, a wrong secret and a timestamp over 5 minutes old', async () => {
+    const doc = await readFile(new URL('../../README.md', import.meta.url), 'utf8');
     const code = /```js\n(import \{ createHmac[\s\S]*?)```/.exec(doc)![1]!;
     expect(code.split('\n').filter((l) => l.trim()).length).toBeLessThanOrEqual(10);
     const file = path.join(await mkdtemp(path.join(tmpdir(), 'verify-')), 'verify.mjs');

@@ -95,7 +95,7 @@ describe('events API', () => {
     const { recordEvent } = await import('../../src/events/record.ts');
     let id = '';
     await expect(
-      withTx(t.sql, t.s.log, async (tx) => {
+      withTx(t.s, t.s.log, async (tx) => {
         id = (await recordEvent(tx, a.accountId, 'payment.failed', { id: 'cus_x', object: 'customer', livemode: false })).id;
         throw new Error('the state change failed');
       }),

@@ -5,7 +5,7 @@ import type { TestServer } from '../helpers/server.ts';
 /** Records an event the way a component does: recordEvent inside withTx (fan-out included). */
 export async function emit(t: TestServer, accountId: string, livemode: boolean, type: string, object?: ApiObject) {
   const obj = object ?? { id: 'cus_00000000000000000000000000', object: 'customer', livemode, email: 'a@example.com' };
-  return withTx(t.sql, t.s.log, (tx) => recordEvent(tx, accountId, type, obj as ApiObject));
+  return withTx(t.s, t.s.log, (tx) => recordEvent(tx, accountId, type, obj as ApiObject));
 }
 
 export async function createEndpoint(t: TestServer, key: string, body: Record<string, unknown>) {
