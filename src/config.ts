@@ -17,7 +17,8 @@ const EnvSchema = z.object({
   CHECKOUT_URL: z.url().optional(),
   PUBLIC_LINK_URL: z.url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  DB_POOL_MAX: int(20, 1),
+  /** Per process. 10 (postgres.js's own default): on a 2-core box 20 busy backends starved the web process (bench/RESULTS.md). */
+  DB_POOL_MAX: int(10, 1),
   /** Web processes forked by node:cluster, sharing PORT; each has its own pool of DB_POOL_MAX connections. */
   WEB_CONCURRENCY: int(1, 1),
   API_KEY_CACHE_SECONDS: int(30),

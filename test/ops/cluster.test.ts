@@ -1,0 +1,95 @@
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import postgres from 'postgres';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../../', import.meta.url));
+const dbName = `t_cluster_${randomBytes(4).toString('hex')}`;
+const dbUrl = (name: string) => {
+  const u = new URL(inject('databaseUrl'));
+  u.pathname = `/${name}`;
+  return u.toString();
+};
+const admin = postgres(dbUrl('postgres'), { max: 1, onnotice: () => {} });
+
+afterAll(async () => {
+  await admin`drop database if exists ${admin(dbName)} with (force)`;
+  await admin.end();
+  const redis = new Redis(inject('redisUrl'));
+  const keys = await redis.keys(`${dbName}:*`);
+  if (keys.length) await redis.del(...keys);
+  await redis.quit();
+});
+
+const freePort = () =>
+  new Promise<number>((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function runScript(script: string, args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [script, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  const done = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  return { child, done, out: () => stdout };
+}
+
+describe('WEB_CONCURRENCY', () => {
+  it('when it is 2, then two web processes share the port, and SIGTERM to the primary stops them all with exit code 0', async () => {
+    const port = await freePort();
+    const env = {
+      PATH: process.env.PATH,
+      DATABASE_URL: dbUrl(dbName),
+      REDIS_URL: inject('redisUrl'),
+      REDIS_PREFIX: dbName,
+      LOG_LEVEL: 'info',
+      PORT: String(port),
+      WEB_CONCURRENCY: '2',
+    };
+    const svc = runScript('src/main.ts', [], env);
+    try {
+      const lines = () => svc.out().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
+      const webPids = () => new Set(lines().filter((l) => l.msg === 'listening').map((l) => l.pid as number));
+      for (let i = 0; i < 200 && webPids().size < 2; i++) {
+        expect(svc.child.exitCode).toBeNull();
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(webPids().size).toBe(2);
+      expect(webPids().has(svc.child.pid!)).toBe(false);
+
+      const key = runScript('scripts/create-key.ts', ['--mode', 'test'], env);
+      expect(await key.done).toBe(0);
+      const auth = { authorization: `Bearer ${key.out().trim()}` };
+      // Fresh connections, so that the primary hands them to both web processes.
+      const answers = await Promise.all(
+        Array.from({ length: 20 }, () => fetch(`http://127.0.0.1:${port}/v1/account`, { headers: { ...auth, connection: 'close' } })),
+      );
+      expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+      await new Promise((r) => setTimeout(r, 300)); // access lines are written asynchronously
+      const served = new Set(lines().filter((l) => l.msg === 'request' && l.status === 200).map((l) => l.pid));
+      expect(served).toEqual(webPids());
+
+      const pids = [...webPids()];
+      svc.child.kill('SIGTERM');
+      expect(await svc.done).toBe(0);
+      expect(pids.filter(alive)).toEqual([]);
+    } finally {
+      if (svc.child.exitCode === null) svc.child.kill('SIGKILL');
+    }
+  });
+});
