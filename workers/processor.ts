@@ -1,14 +1,16 @@
-import { UnrecoverableError } from 'bullmq';
-import { JOB_CREATE_CUSTOMER, syncProcessorCustomer, type ProcessorCustomerJob } from '../src/processor/customers.ts';
+import { SWEEP_EVERY_MS, syncProcessorCustomers } from '../src/processor/customers.ts';
 import type { WorkerDefinition } from './types.ts';
 
 /** Calls to the card processor that need not happen inside a request (processor customers). */
-export const processorWorker: WorkerDefinition<ProcessorCustomerJob> = {
+export const processorWorker: WorkerDefinition = {
   queue: 'processor',
-  concurrency: 10,
-  async process(job, s) {
-    if (job.name !== JOB_CREATE_CUSTOMER) throw new UnrecoverableError(`unknown job ${job.name}`);
-    const customerId = job.id!.replace(/^pcus-/, '');
-    return syncProcessorCustomer(s, { accountId: job.data.a, livemode: job.data.l }, customerId);
+  concurrency: 1,
+  schedules: () => [{ id: 'processor-customers', everyMs: SWEEP_EVERY_MS, name: 'processor-customers' }],
+  keep: { removeOnComplete: { count: 10 }, removeOnFail: { count: 100 } },
+  async process(_job, s) {
+    let filled = 0;
+    // Drain a backlog (a bulk import) in this run rather than 500 a second.
+    for (let n = await syncProcessorCustomers(s); n > 0; n = await syncProcessorCustomers(s)) filled += n;
+    return { filled };
   },
 };

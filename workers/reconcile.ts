@@ -1,6 +1,5 @@
 import { reconcileExpiries } from '../src/checkout/expiry.ts';
 import { reconcileCounters } from '../src/payment-links/counters.ts';
-import { reconcileProcessorCustomers } from '../src/processor/customers.ts';
 import type { Services } from '../src/services.ts';
 import type { WorkerDefinition } from './types.ts';
 import { webhookDeliveryReconciler } from './webhook-delivery.ts';
@@ -20,7 +19,6 @@ export const RECONCILERS: Reconciler[] = [
   { name: 'payment-link-counters', run: (s) => reconcileCounters(s.sql) },
   webhookDeliveryReconciler,
   { name: 'checkout-session-expiry', run: reconcileExpiries },
-  { name: 'processor-customers', run: reconcileProcessorCustomers },
 ];
 
 export const reconcileWorker: WorkerDefinition = {

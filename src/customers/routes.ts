@@ -2,7 +2,6 @@ import { Router } from 'express';
 import { resourceMissing } from '../lib/errors.ts';
 import { parseListQuery, toList } from '../lib/pagination.ts';
 import { pathId, validate } from '../lib/validate.ts';
-import { enqueueProcessorCustomer } from '../processor/customers.ts';
 import type { Services } from '../services.ts';
 import { presentCustomer } from './presenter.ts';
 import { CreateCustomer, ListCustomers, UpdateCustomer } from './schema.ts';
@@ -14,9 +13,7 @@ export function customersRouter(s: Services): Router {
 
   r.post('/', async (req, res) => {
     const input = validate(CreateCustomer, req.body);
-    const row = await store.insertCustomer(sql, req.auth, input);
-    await enqueueProcessorCustomer(s, row);
-    res.json(presentCustomer(row));
+    res.json(presentCustomer(await store.insertCustomer(sql, req.auth, input)));
   });
 
   r.get('/', async (req, res) => {

@@ -121,6 +121,6 @@ describe('reconcile', () => {
 
   it('when the reconcile job runs, then the checkout reconciler is part of it', async () => {
     const { RECONCILERS } = await import('../../workers/reconcile.ts');
-    expect(RECONCILERS.map((r) => r.name)).toEqual(expect.arrayContaining(['checkout-session-expiry', 'processor-customers']));
+    expect(RECONCILERS.map((r) => r.name)).toContain('checkout-session-expiry');
   });
 });
