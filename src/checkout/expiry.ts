@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { withTx, type Tx } from '../db/tx.ts';
-import { recordEvent } from '../events/record.ts';
+import { recordEvent, recordEvents } from '../events/record.ts';
 import { presentPayment } from '../payments/presenter.ts';
 import * as payments from '../payments/store.ts';
 import { QUEUE_NAMES } from '../queue/queues.ts';
@@ -105,10 +105,9 @@ export async function expireDueBatch(s: Services, log: Logger, dueBefore: Date, 
     const abandoned = await payments.failAbandonedOfSessions(
       tx.sql, ids, 'session_expired', 'The checkout session expired before this payment was finished.',
     );
-    // Issued together, the inserts travel pipelined on the transaction's connection.
-    await Promise.all([
-      ...abandoned.map((p) => recordEvent(tx, p.account_id, 'payment.failed', presentPayment(p, s.config.checkoutUrl))),
-      ...rows.map((r) => recordEvent(tx, r.account_id, 'checkout.session.expired', presentSession(r, s.config.checkoutUrl))),
+    await recordEvents(tx, [
+      ...abandoned.map((p) => ({ accountId: p.account_id, type: 'payment.failed', object: presentPayment(p, s.config.checkoutUrl) })),
+      ...rows.map((r) => ({ accountId: r.account_id, type: 'checkout.session.expired', object: presentSession(r, s.config.checkoutUrl) })),
     ]);
     tx.afterCommit(() => Promise.all(ids.filter((id) => id !== keepJob).map((id) => queue(s).remove(id).catch(() => 0))));
     return rows;

@@ -44,26 +44,51 @@ export async function subscribedEndpoints(db: Db, accountId: string, livemode: b
     order by id`;
 }
 
+/** Every endpoint of the accounts and modes of `events`, with its subscriptions, in one read. */
+export async function subscriptionsOf(db: Db, events: ReadonlyArray<{ accountId: string; livemode: boolean }>) {
+  const owners = [...new Map(events.map((e) => [`${e.livemode}:${e.accountId}`, e])).values()];
+  return db<{ id: string; account_id: string; livemode: boolean; enabled_events: string[]; is_active: boolean }[]>`
+    select w.id, w.account_id, w.livemode, w.enabled_events, w.is_active
+    from webhook_endpoints w
+    join unnest(${owners.map((o) => o.accountId)}::text[], ${owners.map((o) => String(o.livemode))}::text[]::boolean[]) as o (account_id, livemode)
+      on w.account_id = o.account_id and w.livemode = o.livemode
+    order by w.id`;
+}
+
+export interface NewDelivery {
+  accountId: string;
+  livemode: boolean;
+  eventId: string;
+  endpointId: string;
+  /** false: the endpoint is disabled, and the delivery waits PAUSED for it. */
+  active: boolean;
+}
+
 /**
- * One delivery per endpoint: PENDING and due now for an active endpoint, PAUSED for an inactive one
- * (it waits for the endpoint to be re-enabled). Returns the new rows.
+ * The delivery rows, one statement for all: PENDING and due now for an active endpoint, PAUSED
+ * for an inactive one (it waits for the endpoint to be re-enabled). Returns the new rows.
  */
-export async function insertDeliveries(
+export async function insertDeliveryRows(db: Db, ds: readonly NewDelivery[]): Promise<Array<{ id: string; status: DeliveryStatus }>> {
+  if (ds.length === 0) return [];
+  return db<Array<{ id: string; status: DeliveryStatus }>>`
+    insert into webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at)
+    select d.id, d.account_id, d.livemode, d.event_id, d.endpoint_id, d.status,
+           case when d.status = 'PENDING' then now() end
+    from unnest(${ds.map(() => newId('wd'))}::text[], ${ds.map((d) => d.accountId)}::text[], ${ds.map((d) => String(d.livemode))}::text[]::boolean[],
+                ${ds.map((d) => d.eventId)}::text[], ${ds.map((d) => d.endpointId)}::text[],
+                ${ds.map((d) => (d.active ? 'PENDING' : 'PAUSED'))}::text[]) as d (id, account_id, livemode, event_id, endpoint_id, status)
+    returning id, status`;
+}
+
+/** One delivery per endpoint for one event (a resend). */
+export function insertDeliveries(
   db: Db,
   accountId: string,
   livemode: boolean,
   eventId: string,
   endpoints: ReadonlyArray<{ id: string; is_active: boolean }>,
 ): Promise<Array<{ id: string; status: DeliveryStatus }>> {
-  if (endpoints.length === 0) return [];
-  const ids = endpoints.map(() => newId('wd'));
-  const statuses = endpoints.map((e) => (e.is_active ? 'PENDING' : 'PAUSED'));
-  return db<Array<{ id: string; status: DeliveryStatus }>>`
-    insert into webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at)
-    select d.id, ${accountId}, ${livemode}, ${eventId}, d.endpoint_id, d.status,
-           case when d.status = 'PENDING' then now() end
-    from unnest(${ids}::text[], ${endpoints.map((e) => e.id)}::text[], ${statuses}::text[]) as d (id, endpoint_id, status)
-    returning id, status`;
+  return insertDeliveryRows(db, endpoints.map((e) => ({ accountId, livemode, eventId, endpointId: e.id, active: e.is_active })));
 }
 
 /** What one attempt needs: the delivery, its endpoint (null when deleted) and its event. */

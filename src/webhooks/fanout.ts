@@ -1,17 +1,34 @@
 import type { Tx } from '../db/tx.ts';
-import { insertDeliveries, subscribedEndpoints } from './deliveries.ts';
+import { insertDeliveryRows, subscriptionsOf, type NewDelivery } from './deliveries.ts';
 import { deliveryJobs } from './jobs.ts';
 
+export interface RecordedEvent {
+  accountId: string;
+  livemode: boolean;
+  eventId: string;
+  type: string;
+}
+
 /**
- * Spec 6.1 fan-out, inside the transaction that records the event: one delivery per endpoint of the
- * same account and mode subscribed to the type (or to `*`). Jobs are enqueued once the transaction
- * has committed, so a worker never looks for a row that is not there yet; if that enqueue fails, the
- * rows are still PENDING and due, and the reconciler enqueues them.
+ * Spec 6.1 fan-out, inside the transaction that records the events: one delivery per endpoint of
+ * the same account and mode subscribed to the type (or to `*`). One read of the endpoints and one
+ * insert serve any number of events. Jobs are enqueued once the transaction has committed, so a
+ * worker never looks for a row that is not there yet; if that enqueue fails, the rows are still
+ * PENDING and due, and the reconciler enqueues them.
  */
-export async function fanOut(tx: Tx, accountId: string, livemode: boolean, eventId: string, type: string): Promise<void> {
-  const endpoints = await subscribedEndpoints(tx.sql, accountId, livemode, type);
+export async function fanOut(tx: Tx, events: readonly RecordedEvent[]): Promise<void> {
+  const endpoints = await subscriptionsOf(tx.sql, events);
   if (endpoints.length === 0) return;
-  const rows = await insertDeliveries(tx.sql, accountId, livemode, eventId, endpoints);
+  const deliveries: NewDelivery[] = [];
+  for (const e of events) {
+    for (const ep of endpoints) {
+      const mine = ep.account_id === e.accountId && ep.livemode === e.livemode;
+      if (mine && (ep.enabled_events.includes(e.type) || ep.enabled_events.includes('*'))) {
+        deliveries.push({ accountId: e.accountId, livemode: e.livemode, eventId: e.eventId, endpointId: ep.id, active: ep.is_active });
+      }
+    }
+  }
+  const rows = await insertDeliveryRows(tx.sql, deliveries);
   const pending = rows.filter((r) => r.status === 'PENDING').map((r) => r.id);
   if (pending.length === 0) return;
   const jobs = deliveryJobs(tx.s);
