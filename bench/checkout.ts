@@ -256,7 +256,7 @@ ${table(
 )}
 
 The first jobs to come due expire every session already due in batches of up to 500 (one
-transaction per batch, one event per session) and remove the jobs they made pointless; a job whose
+transaction per batch, one insert for all their events) and leave the jobs they made pointless to run; a job whose
 session is already over ends after one primary-key read. The reconciler counts only sessions it
 had to expire itself because their job was more than 5 s late.
 

@@ -25,7 +25,7 @@ export const sessionExpiryWorker: WorkerDefinition<ExpiryJobData> = {
     const early = row.expires_at.getTime() - Date.now();
     if (early > MAX_EARLY_MS) throw new Error(`session ${id} is not due for ${early} ms; the reconciler will expire it`);
     if (early > 0) await new Promise((r) => setTimeout(r, early + 50)); // fired early: another host's clock
-    const batch = await expireDueBatch(s, log, new Date(), BATCH, id);
+    const batch = await expireDueBatch(s, log, new Date(), BATCH);
     if (batch.some((r) => r.id === id)) return 'expired';
     // Not in the batch: a payment holds it (wait for its outcome), or the batch filled up first.
     return expireIfDue(s, owner, id, log);

@@ -92,12 +92,13 @@ export async function expireOnRead(s: Services, row: SessionRow, log: Logger): P
 
 /**
  * Expires, in one transaction, up to `limit` OPEN sessions of any account that are past
- * expires_at by `dueBefore`, each with its event, then drops their jobs (except `keepJob`, the
- * job running this). When many sessions come due together, the first jobs to run expire the
- * others in batches: a burst costs a transaction per batch, and the jobs it makes pointless leave
- * Redis with one removal each instead of being fetched, run and completed.
+ * expires_at by `dueBefore`, each with its event (one insert for all of them). When many sessions
+ * come due together, the first jobs to run expire the others in batches; the jobs made pointless
+ * are left to run and end after one primary-key read. Removing them instead costs far more: a
+ * job already promoted to the wait list is removed with an LREM that scans the whole list, and a
+ * burst of 100,000 sessions kept Redis busy for minutes that way.
  */
-export async function expireDueBatch(s: Services, log: Logger, dueBefore: Date, limit: number, keepJob?: string): Promise<SessionRow[]> {
+export async function expireDueBatch(s: Services, log: Logger, dueBefore: Date, limit: number): Promise<SessionRow[]> {
   return withTx(s, log, async (tx) => {
     const rows = await store.markDueExpired(tx.sql, dueBefore, limit);
     if (rows.length === 0) return rows;
@@ -109,7 +110,6 @@ export async function expireDueBatch(s: Services, log: Logger, dueBefore: Date, 
       ...abandoned.map((p) => ({ accountId: p.account_id, type: 'payment.failed', object: presentPayment(p, s.config.checkoutUrl) })),
       ...rows.map((r) => ({ accountId: r.account_id, type: 'checkout.session.expired', object: presentSession(r, s.config.checkoutUrl) })),
     ]);
-    tx.afterCommit(() => Promise.all(ids.filter((id) => id !== keepJob).map((id) => queue(s).remove(id).catch(() => 0))));
     return rows;
   });
 }
