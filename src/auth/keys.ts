@@ -1,12 +1,9 @@
 import { createHash, randomInt } from 'node:crypto';
 import type { Sql } from '../db/sql.ts';
 import { newId } from '../lib/ids.ts';
+import type { Owner } from '../lib/owner.ts';
 
 export type Mode = 'test' | 'live';
-export interface KeyOwner {
-  accountId: string;
-  livemode: boolean;
-}
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 export const KEY_PATTERN = /^sk_(test|live)_[0-9A-Za-z]{32}$/;
@@ -40,7 +37,7 @@ export async function createApiKey(sql: Sql, accountId: string, mode: Mode): Pro
   return key;
 }
 
-export async function findKeyOwner(sql: Sql, key: string): Promise<KeyOwner | null> {
+export async function findKeyOwner(sql: Sql, key: string): Promise<Owner | null> {
   const [row] = await sql<{ account_id: string; livemode: boolean }[]>`
     select account_id, livemode from api_keys where key_hash = ${hashKey(key)} and revoked_at is null`;
   return row ? { accountId: row.account_id, livemode: row.livemode } : null;

@@ -1,7 +1,8 @@
 import type { RequestHandler } from 'express';
 import type { Sql } from '../db/sql.ts';
 import { ApiError } from '../lib/errors.ts';
-import { findKeyOwner, KEY_PATTERN, type KeyOwner } from './keys.ts';
+import type { Owner } from '../lib/owner.ts';
+import { findKeyOwner, KEY_PATTERN } from './keys.ts';
 
 const MAX_CACHED = 10_000;
 
@@ -10,9 +11,9 @@ const MAX_CACHED = 10_000;
  * for a short while in this process, so a busy key costs one lookup per TTL, not one per request.
  */
 export function authenticate(sql: Sql, ttlMs: number): RequestHandler {
-  const cache = new Map<string, { owner: KeyOwner | null; expires: number }>();
+  const cache = new Map<string, { owner: Owner | null; expires: number }>();
 
-  async function lookup(key: string): Promise<KeyOwner | null> {
+  async function lookup(key: string): Promise<Owner | null> {
     const now = Date.now();
     const hit = cache.get(key);
     if (hit && hit.expires > now) return hit.owner;

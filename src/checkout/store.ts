@@ -1,6 +1,7 @@
 import type { Sql, TxSql } from '../db/sql.ts';
 import { keyset } from '../lib/pagination.ts';
 import type { LineItem, ListSessions } from './schema.ts';
+import type { Owner } from '../lib/owner.ts';
 
 export interface SessionRow {
   id: string;
@@ -26,11 +27,6 @@ export interface SessionRow {
   expired_at: Date | null;
   created_at: Date;
   updated_at: Date;
-}
-
-export interface Owner {
-  accountId: string;
-  livemode: boolean;
 }
 
 export type NewSession = Pick<
@@ -140,3 +136,5 @@ export async function dueSessionIds(sql: Sql, o: Owner, now: Date, limit: number
     order by expires_at limit ${limit}`;
   return rows.map((r) => r.id);
 }
+
+export type { Owner };

@@ -3,6 +3,7 @@ import { newId } from '../lib/ids.ts';
 import { keyset, type PageParams } from '../lib/pagination.ts';
 import { mergeMetadata, metadataOnCreate } from '../lib/validate.ts';
 import type { CreateCustomer, UpdateCustomer } from './schema.ts';
+import type { Owner } from '../lib/owner.ts';
 
 export interface CustomerRow {
   id: string;
@@ -18,11 +19,6 @@ export interface CustomerRow {
   processor_customer_id: string | null;
   created_at: Date;
   updated_at: Date;
-}
-
-export interface Owner {
-  accountId: string;
-  livemode: boolean;
 }
 
 export async function insertCustomer(sql: Sql, o: Owner, input: CreateCustomer): Promise<CustomerRow> {
@@ -71,3 +67,5 @@ export async function listCustomers(sql: Sql, o: Owner, p: PageParams & { email?
       ${k.where}
     ${k.order} limit ${k.limit}`;
 }
+
+export type { Owner };

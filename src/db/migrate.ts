@@ -23,12 +23,14 @@ export async function pendingMigrations(sql: Sql, dir = MIGRATIONS_DIR): Promise
 }
 
 export async function migrate(sql: Sql, dir = MIGRATIONS_DIR): Promise<string[]> {
-  await sql`create table if not exists schema_migrations (
-    version integer primary key,
-    name text not null,
-    applied_at timestamptz not null default now()
-  )`.catch((err: { code?: string }) => {
-    if (err.code !== '23505' && err.code !== '42P07') throw err; // raced with another process
+  // Under the lock too: two concurrent `create table if not exists` can still collide in pg_type.
+  await sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${LOCK_KEY})`;
+    await tx`create table if not exists schema_migrations (
+      version integer primary key,
+      name text not null,
+      applied_at timestamptz not null default now()
+    )`;
   });
   const files = await migrationFiles(dir);
   const applied: string[] = [];

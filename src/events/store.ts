@@ -1,12 +1,8 @@
 import type { Sql, TxSql } from '../db/sql.ts';
 import { keyset, type PageParams } from '../lib/pagination.ts';
+import type { Owner } from '../lib/owner.ts';
 
 type Db = Sql | TxSql;
-
-export interface Owner {
-  accountId: string;
-  livemode: boolean;
-}
 
 export interface EventRow {
   id: string;
@@ -42,3 +38,5 @@ export async function listEvents(db: Db, o: Owner, p: PageParams, f: EventFilter
       ${k.where}
     ${k.order} limit ${k.limit}`;
 }
+
+export type { Owner };

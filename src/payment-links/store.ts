@@ -2,6 +2,7 @@ import type { Sql, TxSql } from '../db/sql.ts';
 import { isId } from '../lib/ids.ts';
 import { keyset, type PageParams } from '../lib/pagination.ts';
 import type { LinkSource, LinkStatus, LinkType } from './schema.ts';
+import type { Owner } from '../lib/owner.ts';
 
 type Db = Sql | TxSql;
 
@@ -33,28 +34,11 @@ export interface PaymentLinkRow {
   path: string;
 }
 
-export interface Owner {
-  accountId: string;
-  livemode: boolean;
-}
-
-export interface NewLink {
-  id: string;
-  type: LinkType;
-  name: string | null;
-  slug: string | null;
-  amount_cents: number;
-  currency: string;
-  description: string | null;
-  customer_id: string | null;
-  collect_name: boolean;
-  collect_email: boolean;
-  collect_phone: boolean;
-  installment_enabled: boolean;
-  quantity_limit: number | null;
-  expires_at: Date | null;
-  metadata: Record<string, string>;
-}
+/** The columns a new link is written with; the rest are the owner's, or start at their defaults. */
+export type NewLink = Omit<
+  PaymentLinkRow,
+  'account_id' | 'livemode' | 'status' | 'view_count' | 'payment_count' | 'total_collected_cents' | 'created_at' | 'updated_at' | 'path'
+>;
 
 /** Fields an update may set; every one is a plain column. */
 export type LinkChanges = Partial<Omit<NewLink, 'id'> & { status: LinkStatus }>;
@@ -163,3 +147,5 @@ export async function analyticsBySource(sql: Sql, o: Owner, linkId: string): Pro
     left join p on p.source = s.source
     order by s.ord`;
 }
+
+export type { Owner };

@@ -1,6 +1,7 @@
 import type { Sql, TxSql } from '../db/sql.ts';
 import { keyset } from '../lib/pagination.ts';
 import type { ListPayments } from './schema.ts';
+import type { Owner } from '../lib/owner.ts';
 
 export type PaymentStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED';
 
@@ -28,11 +29,6 @@ export interface PaymentRow {
   failed_at: Date | null;
   created_at: Date;
   updated_at: Date;
-}
-
-export interface Owner {
-  accountId: string;
-  livemode: boolean;
 }
 
 export type NewPayment = Pick<
@@ -129,3 +125,5 @@ export async function listPayments(sql: Sql, o: Owner, p: ListPayments): Promise
       ${k.where}
     ${k.order} limit ${k.limit}`;
 }
+
+export type { Owner };

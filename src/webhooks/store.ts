@@ -1,13 +1,9 @@
 import type { Sql, TxSql } from '../db/sql.ts';
 import { newId } from '../lib/ids.ts';
 import { keyset, type PageParams } from '../lib/pagination.ts';
+import type { Owner } from '../lib/owner.ts';
 
 type Db = Sql | TxSql;
-
-export interface Owner {
-  accountId: string;
-  livemode: boolean;
-}
 
 export interface EndpointRow {
   id: string;
@@ -94,3 +90,5 @@ export function signingSecrets(e: Pick<EndpointRow, 'secret' | 'previous_secret'
     ? [e.secret, e.previous_secret]
     : [e.secret];
 }
+
+export type { Owner };
