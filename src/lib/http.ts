@@ -26,7 +26,7 @@ export function requestContext(log: Logger): RequestHandler {
     res.setHeader('Request-Id', req.id);
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      req.log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+      req.log.info({ method: req.method, path: req.originalUrl.split('?', 1)[0], status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
     });
     next();
   };
