@@ -32,6 +32,9 @@ export async function ensureDatabase(url: string): Promise<void> {
   } catch (err) {
     if (err instanceof StartupError) throw err;
     const code = (err as { code?: string }).code ?? (err as Error).message;
+    if (code === '28P01' || code === '28000') {
+      throw new StartupError(`PostgreSQL at ${describe(url)} refused the login (${code}: ${(err as Error).message}): set DATABASE_URL with a user and password it accepts.`);
+    }
     throw new StartupError(`PostgreSQL is not reachable at ${describe(url)} (${code}): ${PG_HINT}.`);
   } finally {
     await sql.end({ timeout: 1 });
