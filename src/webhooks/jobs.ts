@@ -29,7 +29,8 @@ export class DeliveryJobs {
       jobId: id,
       attempts: MAX_ATTEMPTS,
       backoff: { type: 'exponential', delay: this.backoffBaseMs },
-      removeOnComplete: { age: 3600, count: 1000 },
+      // The delivery row and its attempts are the history; a completed job need not stay in Redis.
+      removeOnComplete: true,
       // Failed jobs stay a week, to be inspected and retried from Bull Board.
       removeOnFail: { age: 7 * 24 * 3600 },
     };
