@@ -1,19 +1,13 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
-import { fileURLToPath } from 'node:url';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { migrate } from '../../src/db/migrate.ts';
+import { dbUrl, freePort, runScript as run } from '../helpers/process.ts';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const dbName = `t_proc_${randomBytes(4).toString('hex')}`;
-const dbUrl = (name: string) => {
-  const u = new URL(inject('databaseUrl'));
-  u.pathname = `/${name}`;
-  return u.toString();
-};
 const admin = postgres(dbUrl('postgres'), { max: 1, onnotice: () => {} });
 const baseEnv = () => ({
   PATH: process.env.PATH,
@@ -22,26 +16,6 @@ const baseEnv = () => ({
   REDIS_PREFIX: dbName,
   LOG_LEVEL: 'info',
 });
-
-function run(script: string, args: string[], env: Record<string, string | undefined>) {
-  const child = spawn(process.execPath, [script, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  child.stderr.on('data', (d) => (stderr += d));
-  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('exit', (code) => resolve({ code, stdout, stderr })),
-  );
-  return { child, done, out: () => stdout };
-}
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
 
 async function waitFor(url: string, child: ChildProcess) {
   for (let i = 0; i < 100; i++) {

@@ -1,18 +1,10 @@
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import net from 'node:net';
-import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
+import { dbUrl, freePort, runScript } from '../helpers/process.ts';
 
-const root = fileURLToPath(new URL('../../', import.meta.url));
 const dbName = `t_cluster_${randomBytes(4).toString('hex')}`;
-const dbUrl = (name: string) => {
-  const u = new URL(inject('databaseUrl'));
-  u.pathname = `/${name}`;
-  return u.toString();
-};
 const admin = postgres(dbUrl('postgres'), { max: 1, onnotice: () => {} });
 
 afterAll(async () => {
@@ -24,14 +16,6 @@ afterAll(async () => {
   await redis.quit();
 });
 
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
-
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -39,14 +23,6 @@ function alive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-function runScript(script: string, args: string[], env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [script, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  child.stdout.on('data', (d) => (stdout += d));
-  const done = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return { child, done, out: () => stdout };
 }
 
 describe('WEB_CONCURRENCY', () => {
@@ -73,7 +49,7 @@ describe('WEB_CONCURRENCY', () => {
       expect(webPids().has(svc.child.pid!)).toBe(false);
 
       const key = runScript('scripts/create-key.ts', ['--mode', 'test'], env);
-      expect(await key.done).toBe(0);
+      expect((await key.done).code).toBe(0);
       const auth = { authorization: `Bearer ${key.out().trim()}` };
       // Fresh connections, so that the primary hands them to both web processes.
       const answers = await Promise.all(
@@ -86,7 +62,7 @@ describe('WEB_CONCURRENCY', () => {
 
       const pids = [...webPids()];
       svc.child.kill('SIGTERM');
-      expect(await svc.done).toBe(0);
+      expect((await svc.done).code).toBe(0);
       expect(pids.filter(alive)).toEqual([]);
     } finally {
       if (svc.child.exitCode === null) svc.child.kill('SIGKILL');

@@ -1,7 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
+import type { ChildProcess } from 'node:child_process';
 import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runScript } from '../helpers/process.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { startWorkers, type RunningWorkers } from '../../workers/index.ts';
 import { reconcileWorker } from '../../workers/reconcile.ts';
@@ -9,7 +9,6 @@ import { webhookDeliveryWorker } from '../../workers/webhook-delivery.ts';
 import { startReceiver, until, type Receiver } from './receiver.ts';
 import { createEndpoint, deliveryRows, emit } from './helpers.ts';
 
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const LOCK_MS = 1000;
 
 let t: TestServer;
@@ -32,32 +31,22 @@ afterAll(async () => {
 /** `npm run start:worker` as its own process, on this test's database and Redis prefix. */
 async function startWorkerProcess(): Promise<ChildProcess> {
   const c = t.s.config;
-  const child = spawn(process.execPath, ['workers/main.ts'], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH,
-      DATABASE_URL: c.databaseUrl,
-      REDIS_URL: c.redisUrl,
-      REDIS_PREFIX: c.redisPrefix,
-      WEBHOOK_ALLOW_INSECURE_TARGETS: 'true',
-      WORKER_LOCK_MS: String(LOCK_MS),
-      LOG_LEVEL: 'info',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+  const { child, out } = runScript('workers/main.ts', [], {
+    PATH: process.env.PATH,
+    DATABASE_URL: c.databaseUrl,
+    REDIS_URL: c.redisUrl,
+    REDIS_PREFIX: c.redisPrefix,
+    WEBHOOK_ALLOW_INSECURE_TARGETS: 'true',
+    WORKER_LOCK_MS: String(LOCK_MS),
+    LOG_LEVEL: 'info',
   });
   children.push(child);
-  let out = '';
-  await new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`worker process did not start:\n${out}`)), 20_000);
-    child.stdout!.on('data', (d: Buffer) => {
-      out += d.toString();
-      if (/"msg":"started"/.test(out)) {
-        clearTimeout(timer);
-        resolve();
-      }
-    });
-    child.stderr!.on('data', (d: Buffer) => (out += d.toString()));
-    child.once('exit', (code) => reject(new Error(`worker process exited (${code}):\n${out}`)));
+  const started = async () => {
+    if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}`);
+    return /"msg":"started"/.test(out());
+  };
+  await until(started, 20_000).catch((err: Error) => {
+    throw new Error(`worker process did not start (${err.message}):\n${out()}`);
   });
   return child;
 }

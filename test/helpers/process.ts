@@ -1,0 +1,35 @@
+import { spawn } from 'node:child_process';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { inject } from 'vitest';
+
+/** The repository root, where the service's scripts are run from. */
+export const root = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The test server's Postgres URL pointed at another database. */
+export function dbUrl(name: string): string {
+  const u = new URL(inject('databaseUrl'));
+  u.pathname = `/${name}`;
+  return u.toString();
+}
+
+export const freePort = () =>
+  new Promise<number>((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (srv.address() as net.AddressInfo).port;
+      srv.close(() => resolve(port));
+    });
+  });
+
+/** One of the service's scripts as a child process on the project's Node, its output collected. */
+export function runScript(script: string, args: string[], env: NodeJS.ProcessEnv) {
+  const child = spawn(process.execPath, [script, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const done = new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) =>
+    child.on('exit', (code) => resolve({ code, stdout, stderr })),
+  );
+  return { child, done, out: () => stdout };
+}
