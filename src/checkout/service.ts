@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { findCustomer } from '../customers/store.ts';
+import { checkCustomerRef } from '../customers/refs.ts';
 import { withTx } from '../db/tx.ts';
 import { ApiError, invalidParam, resourceMissing } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
@@ -58,9 +58,7 @@ export async function createSession(
   const createdUnix = Math.floor(now.getTime() / 1000);
   const amount = resolveAmount(input);
   const expiresAt = resolveExpiry(s, input, createdUnix);
-  if (input.customer_id != null && !(await findCustomer(s.sql, owner, input.customer_id))) {
-    throw invalidParam('customer_id', `No such customer: '${input.customer_id}'`);
-  }
+  await checkCustomerRef(s.sql, owner, input.customer_id);
   // One insert and no event: no transaction needed. The job is added once the row exists; if that
   // fails, the reconciler expires the session anyway.
   const row = await store.insertSession(s.sql, owner, {

@@ -1,6 +1,6 @@
+import { checkCustomerRef } from '../customers/refs.ts';
 import { createSession, type SessionRow } from '../checkout/service.ts';
 import { withTx } from '../db/tx.ts';
-import type { TxSql } from '../db/sql.ts';
 import { ApiError, invalidParam, resourceMissing } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { nowUnix } from '../lib/time.ts';
@@ -50,12 +50,6 @@ function checkFuture(expiresAt: number | null | undefined): void {
   if (expiresAt != null && expiresAt <= nowUnix()) throw invalidParam('expires_at', 'expires_at must lie in the future.');
 }
 
-async function checkCustomer(sql: TxSql, o: Owner, id: string | null | undefined): Promise<void> {
-  if (id != null && !(await store.customerExists(sql, o, id))) {
-    throw invalidParam('customer_id', `No such customer: '${id}'`);
-  }
-}
-
 /** A slug taken in the same account and mode surfaces as the unique index's violation. */
 async function slugChecked<T>(slug: string | null | undefined, work: () => Promise<T>): Promise<T> {
   try {
@@ -75,7 +69,7 @@ export async function createLink(s: Services, o: Owner, input: CreatePaymentLink
   checkFuture(input.expires_at);
   return slugChecked(input.slug, () =>
     withTx(s, s.log, async (tx) => {
-      await checkCustomer(tx.sql, o, input.customer_id);
+      await checkCustomerRef(tx.sql, o, input.customer_id);
       const row = await store.insertLink(tx.sql, o, {
         id: newId('pl'),
         type,
@@ -167,7 +161,7 @@ export async function updateLink(s: Services, o: Owner, id: string, patch: Updat
       if (!cur) throw resourceMissing('payment_link', id);
       const changes = planUpdate(cur, patch, await store.succeededPayments(tx.sql, id));
       if (Object.keys(changes).length === 0) return present(s, cur);
-      if (changes.customer_id !== undefined) await checkCustomer(tx.sql, o, changes.customer_id);
+      if (changes.customer_id !== undefined) await checkCustomerRef(tx.sql, o, changes.customer_id);
       return present(s, await store.updateLink(tx.sql, id, changes));
     }),
   );

@@ -115,11 +115,6 @@ export async function succeededPayments(sql: Db, linkId: string): Promise<number
   return row!.n;
 }
 
-export async function customerExists(sql: Db, o: Owner, id: string): Promise<boolean> {
-  const rows = await sql`select 1 from customers where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode}`;
-  return rows.length > 0;
-}
-
 export interface SourceTotals {
   source: LinkSource;
   views: number;
