@@ -8,6 +8,7 @@ import type { Services } from '../services.ts';
 import { presentSession } from './presenter.ts';
 import * as store from './store.ts';
 import type { Owner, SessionRow } from './store.ts';
+import { ownerOf } from '../lib/owner.ts';
 
 /** Kept tiny on purpose: every OPEN session holds one delayed job in Redis until it ends. */
 export interface ExpiryJobData {
@@ -81,7 +82,7 @@ export async function expireIfDue(s: Services, o: Owner, id: string, log: Logger
  */
 export async function expireOnRead(s: Services, row: SessionRow, log: Logger): Promise<SessionRow> {
   if (row.status !== 'OPEN' || row.expires_at.getTime() > Date.now()) return row;
-  const o = { accountId: row.account_id, livemode: row.livemode };
+  const o = ownerOf(row);
   const expired = await withTx(s, log, async (tx) => {
     const r = await expireInTx(tx, s, o, row.id, new Date());
     if (r) tx.afterCommit(() => unscheduleExpiry(s, row.id));

@@ -10,13 +10,13 @@ import { allowPaymentAttempt, finishChallenge, payWithCard, pendingChallenge, ty
 import * as store from './store.ts';
 import type { SessionRow } from './store.ts';
 import * as views from './views.ts';
+import { ownerOf } from '../lib/owner.ts';
 
 /** The path the hosted pages are mounted at: the path part of CHECKOUT_URL ('' for the root). */
 export const checkoutMountPath = (checkoutUrl: string): string => new URL(checkoutUrl).pathname.replace(/\/+$/, '');
 
 const successRedirect = (s: SessionRow) => s.success_url.replaceAll('{CHECKOUT_SESSION_ID}', s.id);
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
-const owner = (row: SessionRow) => ({ accountId: row.account_id, livemode: row.livemode });
 
 /**
  * The hosted checkout pages: server-rendered HTML, no script, forms posted urlencoded with a CSRF
@@ -46,7 +46,7 @@ export function checkoutPagesRouter(s: Services): Router {
 
   async function prefillEmail(row: SessionRow): Promise<string> {
     if (row.customer_id) {
-      const customer = await findCustomer(s.sql, owner(row), row.customer_id);
+      const customer = await findCustomer(s.sql, ownerOf(row), row.customer_id);
       if (customer) return customer.email;
     }
     return row.customer_email ?? '';
@@ -62,7 +62,7 @@ export function checkoutPagesRouter(s: Services): Router {
   async function showSession(req: Request, res: Response, row: SessionRow) {
     if (row.status === 'OPEN') return showForm(req, res, row, 200);
     if (row.status === 'EXPIRED') return html(res, 200, views.expiredPage(row));
-    const payment = row.payment_id ? await findPayment(s.sql, owner(row), row.payment_id) : undefined;
+    const payment = row.payment_id ? await findPayment(s.sql, ownerOf(row), row.payment_id) : undefined;
     html(res, 200, views.completedPage(row, payment, paths, successRedirect(row)));
   }
 
@@ -130,7 +130,7 @@ export function checkoutPagesRouter(s: Services): Router {
       return html(res, 403, views.messagePage('Please try again', 'This form has expired. Go back to the checkout page and pay again.'));
     }
     const result = await finishChallenge(s, row, str(body.payment), outcome, req.log);
-    const payment = result.kind === 'declined' ? await findPayment(s.sql, owner(row), str(body.payment)) : undefined;
+    const payment = result.kind === 'declined' ? await findPayment(s.sql, ownerOf(row), str(body.payment)) : undefined;
     await answer(req, res, result, { email: payment?.email ?? '', name: payment?.billing_name ?? '' });
   });
 
@@ -138,7 +138,7 @@ export function checkoutPagesRouter(s: Services): Router {
     const row = await load(req, res);
     if (row === null) return next();
     if (!row) return;
-    const payment = row.status === 'COMPLETE' && row.payment_id ? await findPayment(s.sql, owner(row), row.payment_id) : undefined;
+    const payment = row.status === 'COMPLETE' && row.payment_id ? await findPayment(s.sql, ownerOf(row), row.payment_id) : undefined;
     if (!payment) return res.redirect(303, here(row));
     html(res, 200, views.receiptPage(row, payment));
   });

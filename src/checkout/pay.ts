@@ -13,7 +13,8 @@ import { expireInTx, unscheduleExpiry } from './expiry.ts';
 import { paymentHooks } from './hooks.ts';
 import { presentSession } from './presenter.ts';
 import * as store from './store.ts';
-import type { Owner, SessionRow } from './store.ts';
+import type { SessionRow } from './store.ts';
+import { ownerOf } from '../lib/owner.ts';
 
 export type PayResult =
   | { kind: 'succeeded'; session: SessionRow; payment: PaymentRow }
@@ -23,7 +24,6 @@ export type PayResult =
   | { kind: 'ended'; session: SessionRow }
   | { kind: 'no_challenge'; session: SessionRow };
 
-const ownerOf = (row: SessionRow): Owner => ({ accountId: row.account_id, livemode: row.livemode });
 
 /**
  * Locks the session and checks that it can still be paid: OPEN and before expires_at. A session

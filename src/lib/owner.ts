@@ -3,3 +3,6 @@ export interface Owner {
   accountId: string;
   livemode: boolean;
 }
+
+/** The owner of a stored row (every row carries account_id and livemode). */
+export const ownerOf = (row: { account_id: string; livemode: boolean }): Owner => ({ accountId: row.account_id, livemode: row.livemode });

@@ -2,8 +2,8 @@ import { paymentHooks, type PaymentHook } from '../checkout/hooks.ts';
 import { enqueuePaymentCount } from './jobs.ts';
 import { closedReason, paymentLimit } from './service.ts';
 import * as store from './store.ts';
+import { ownerOf } from '../lib/owner.ts';
 
-const ownerOf = (r: { account_id: string; livemode: boolean }) => ({ accountId: r.account_id, livemode: r.livemode });
 
 /**
  * quantity_limit and SINGLE held exactly (DESIGN 8): the payment's transaction locks the link row

@@ -12,6 +12,7 @@ import { parseSource, type LinkSource } from './schema.ts';
 import { closedReason, startCheckout, type Payer } from './service.ts';
 import * as store from './store.ts';
 import type { PaymentLinkRow } from './store.ts';
+import { ownerOf } from '../lib/owner.ts';
 
 /** The path the public link pages are mounted at: the path part of PUBLIC_LINK_URL ('' for the root). */
 export const publicLinkMountPath = (publicLinkUrl: string): string => new URL(publicLinkUrl).pathname.replace(/\/+$/, '');
@@ -102,7 +103,7 @@ export function publicLinksRouter(s: Services): Router {
     if (link === null) return next();
     if (!link) return;
     const id = String(req.query.session ?? '');
-    const session = isId('cs', id) ? await findSession(s.sql, { accountId: link.account_id, livemode: link.livemode }, id) : undefined;
+    const session = isId('cs', id) ? await findSession(s.sql, ownerOf(link), id) : undefined;
     const paid = session && session.payment_link_id === link.id && session.status === 'COMPLETE';
     send(res, 200, thanksPage(link, paid ? `${sessionUrl(s.config.checkoutUrl, session.id)}/receipt` : null));
   });

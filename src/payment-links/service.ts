@@ -10,6 +10,7 @@ import { presentAnalytics, presentPaymentLink, type PaymentLink } from './presen
 import type { CreatePaymentLink, LinkSource, LinkType, UpdatePaymentLink } from './schema.ts';
 import * as store from './store.ts';
 import type { LinkChanges, Owner, PaymentLinkRow } from './store.ts';
+import { ownerOf } from '../lib/owner.ts';
 
 /** How many successful payments a link takes: one for SINGLE, quantity_limit (or no limit) for MULTI. */
 export function paymentLimit(type: LinkType, quantityLimit: number | null): number | null {
@@ -199,7 +200,7 @@ export async function startCheckout(s: Services, link: PaymentLinkRow, source: L
   const page = `${s.config.publicLinkUrl}/${link.id}`;
   return createSession(
     s,
-    { accountId: link.account_id, livemode: link.livemode },
+    ownerOf(link),
     {
       amount: link.amount_cents,
       currency: link.currency,
