@@ -2,8 +2,8 @@ import { withTx } from '../db/tx.ts';
 import { resourceMissing } from '../lib/errors.ts';
 import type { PageParams } from '../lib/pagination.ts';
 import type { Services } from '../services.ts';
-import { attemptsOf, findDeliveries, insertDeliveries, listForEvent, subscribedEndpoints, type AttemptRow, type DeliveryRow } from '../webhooks/deliveries.ts';
-import { deliveryJobs } from '../webhooks/jobs.ts';
+import { attemptsOf, findDeliveries, listForEvent, subscribes, subscriptionsOf, type AttemptRow, type DeliveryRow } from '../webhooks/deliveries.ts';
+import { createDeliveries } from '../webhooks/fanout.ts';
 import { findEndpoint } from '../webhooks/store.ts';
 import { findEvent, type Owner } from './store.ts';
 
@@ -26,7 +26,6 @@ export async function eventDeliveries(s: Services, o: Owner, eventId: string, p:
  * gets a PAUSED delivery, sent when it is re-enabled.
  */
 export async function resendEvent(s: Services, o: Owner, eventId: string, endpointId: string | undefined): Promise<DeliveryRow[]> {
-  const jobs = deliveryJobs(s);
   return withTx(s, s.log, async (tx) => {
     const event = await findEvent(tx.sql, o, eventId);
     if (!event) throw resourceMissing('event', eventId);
@@ -36,11 +35,13 @@ export async function resendEvent(s: Services, o: Owner, eventId: string, endpoi
       if (!endpoint) throw resourceMissing('webhook_endpoint', endpointId, 'endpoint_id');
       targets = [endpoint];
     } else {
-      targets = await subscribedEndpoints(tx.sql, o.accountId, o.livemode, event.type);
+      const all = await subscriptionsOf(tx.sql, [o]);
+      targets = all.filter((ep) => subscribes(ep, event.type));
     }
-    const created = await insertDeliveries(tx.sql, o.accountId, o.livemode, event.id, targets);
-    const pending = created.filter((d) => d.status === 'PENDING').map((d) => d.id);
-    tx.afterCommit(() => jobs.add(pending));
+    const created = await createDeliveries(
+      tx,
+      targets.map((ep) => ({ accountId: o.accountId, livemode: o.livemode, eventId: event.id, endpointId: ep.id, active: ep.is_active })),
+    );
     return findDeliveries(tx.sql, created.map((d) => d.id));
   });
 }

@@ -35,14 +35,9 @@ export interface AttemptRow {
   response_body: string | null;
 }
 
-/** Endpoints of the account and mode subscribed to `type` (or to everything), active or not. */
-export async function subscribedEndpoints(db: Db, accountId: string, livemode: boolean, type: string) {
-  return db<{ id: string; is_active: boolean }[]>`
-    select id, is_active from webhook_endpoints
-    where account_id = ${accountId} and livemode = ${livemode}
-      and (${type} = any(enabled_events) or '*' = any(enabled_events))
-    order by id`;
-}
+/** An endpoint takes an event when its enabled_events name the type or hold `*`. */
+export const subscribes = (ep: { enabled_events: readonly string[] }, type: string): boolean =>
+  ep.enabled_events.includes(type) || ep.enabled_events.includes('*');
 
 /** Every endpoint of the accounts and modes of `events`, with its subscriptions, in one read. */
 export async function subscriptionsOf(db: Db, events: ReadonlyArray<{ accountId: string; livemode: boolean }>) {
@@ -78,17 +73,6 @@ export async function insertDeliveryRows(db: Db, ds: readonly NewDelivery[]): Pr
                 ${ds.map((d) => d.eventId)}::text[], ${ds.map((d) => d.endpointId)}::text[],
                 ${ds.map((d) => (d.active ? 'PENDING' : 'PAUSED'))}::text[]) as d (id, account_id, livemode, event_id, endpoint_id, status)
     returning id, status`;
-}
-
-/** One delivery per endpoint for one event (a resend). */
-export function insertDeliveries(
-  db: Db,
-  accountId: string,
-  livemode: boolean,
-  eventId: string,
-  endpoints: ReadonlyArray<{ id: string; is_active: boolean }>,
-): Promise<Array<{ id: string; status: DeliveryStatus }>> {
-  return insertDeliveryRows(db, endpoints.map((e) => ({ accountId, livemode, eventId, endpointId: e.id, active: e.is_active })));
 }
 
 /** What one attempt needs: the delivery, its endpoint (null when deleted) and its event. */

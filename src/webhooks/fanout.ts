@@ -1,5 +1,5 @@
 import type { Tx } from '../db/tx.ts';
-import { insertDeliveryRows, subscriptionsOf, type NewDelivery } from './deliveries.ts';
+import { insertDeliveryRows, subscribes, subscriptionsOf, type DeliveryStatus, type NewDelivery } from './deliveries.ts';
 import { deliveryJobs } from './jobs.ts';
 
 export interface RecordedEvent {
@@ -23,14 +23,21 @@ export async function fanOut(tx: Tx, events: readonly RecordedEvent[]): Promise<
   for (const e of events) {
     for (const ep of endpoints) {
       const mine = ep.account_id === e.accountId && ep.livemode === e.livemode;
-      if (mine && (ep.enabled_events.includes(e.type) || ep.enabled_events.includes('*'))) {
+      if (mine && subscribes(ep, e.type)) {
         deliveries.push({ accountId: e.accountId, livemode: e.livemode, eventId: e.eventId, endpointId: ep.id, active: ep.is_active });
       }
     }
   }
+  await createDeliveries(tx, deliveries);
+}
+
+/** The delivery rows, and after commit one job for each that is due now (the PAUSED ones wait). */
+export async function createDeliveries(tx: Tx, deliveries: readonly NewDelivery[]): Promise<Array<{ id: string; status: DeliveryStatus }>> {
   const rows = await insertDeliveryRows(tx.sql, deliveries);
   const pending = rows.filter((r) => r.status === 'PENDING').map((r) => r.id);
-  if (pending.length === 0) return;
-  const jobs = deliveryJobs(tx.s);
-  tx.afterCommit(() => jobs.add(pending));
+  if (pending.length > 0) {
+    const jobs = deliveryJobs(tx.s);
+    tx.afterCommit(() => jobs.add(pending));
+  }
+  return rows;
 }
