@@ -1,8 +1,8 @@
-import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
+import express, { Router, type Request, type Response } from 'express';
 import { isId } from '../lib/ids.ts';
 import { findCustomer } from '../customers/store.ts';
 import { findPayment } from '../payments/store.ts';
-import { allowFormTargets, createCsrf, hostedPageSecurity } from '../pages/index.ts';
+import { allowFormTargets, createCsrf, hostedPageErrors, hostedPageSecurity, messagePage } from '../pages/index.ts';
 import { parseCardForm, type CardForm } from '../processor/cards.ts';
 import type { Services } from '../services.ts';
 import { expireOnRead } from './expiry.ts';
@@ -38,7 +38,7 @@ export function checkoutPagesRouter(s: Services): Router {
     if (!isId('cs', id)) return null;
     const row = await store.findSessionForPage(s.sql, id);
     if (!row) {
-      html(res, 404, views.messagePage('Checkout not found', 'This checkout link is not valid. Check the link or ask the merchant for a new one.'));
+      html(res, 404, messagePage('Checkout not found', 'This checkout link is not valid. Check the link or ask the merchant for a new one.'));
       return undefined;
     }
     return expireOnRead(s, row, req.log);
@@ -127,7 +127,7 @@ export function checkoutPagesRouter(s: Services): Router {
       return res.redirect(303, here(row));
     }
     if (!(await csrf.verify(req, row.id))) {
-      return html(res, 403, views.messagePage('Please try again', 'This form has expired. Go back to the checkout page and pay again.'));
+      return html(res, 403, messagePage('Please try again', 'This form has expired. Go back to the checkout page and pay again.'));
     }
     const result = await finishChallenge(s, row, str(body.payment), outcome, req.log);
     const payment = result.kind === 'declined' ? await findPayment(s.sql, ownerOf(row), str(body.payment)) : undefined;
@@ -143,16 +143,6 @@ export function checkoutPagesRouter(s: Services): Router {
     html(res, 200, views.receiptPage(row, payment));
   });
 
-  const pageErrors: ErrorRequestHandler = (err, req, res, _next) => {
-    const status = (err as { status?: number }).status;
-    if (status && status >= 400 && status < 500) {
-      // A body-parser refusal (oversized or malformed form): never echo the body, it may hold a card.
-      req.log.info({ type: (err as { type?: string }).type, status }, 'hosted page form refused');
-      return html(res, status, views.messagePage('Please try again', 'The form could not be read. Go back and submit it again.'));
-    }
-    req.log.error({ err }, 'hosted page error');
-    html(res, 500, views.messagePage('Something went wrong', 'Something went wrong on our side. Please try again in a moment.'));
-  };
-  r.use(pageErrors);
+  r.use(hostedPageErrors);
   return r;
 }

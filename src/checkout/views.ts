@@ -149,8 +149,3 @@ ${s.cancel_url ? html`<a class="btn secondary" href="${s.cancel_url}">Return to 
 </div>`;
   return renderPage({ title: 'Checkout expired', body });
 }
-
-/** Not found, a broken form post, an unexpected error: a page, never a JSON body or a stack. */
-export function messagePage(title: string, message: string): string {
-  return renderPage({ title, body: html`<div class="card stack"><h1>${title}</h1><p>${message}</p></div>` });
-}

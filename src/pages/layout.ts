@@ -99,3 +99,8 @@ export function alertBox(kind: 'error' | 'info' | 'success', message: string | n
   if (!message) return html``;
   return html`<div class="alert ${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${message}</div>`;
 }
+
+/** A page with a heading and one sentence: not found, a form that could not be read, an error. */
+export function messagePage(heading: string, message: string): string {
+  return renderPage({ title: heading, body: html`<div class="card stack"><h1>${heading}</h1><p>${message}</p></div>` });
+}

@@ -1,8 +1,8 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Sql } from '../db/sql.ts';
-import { PAGE_CSS_HASH } from './layout.ts';
+import { messagePage, PAGE_CSS_HASH } from './layout.ts';
 
 /**
  * Security headers of the hosted pages (not of the JSON API): a strict CSP (no script at all,
@@ -107,3 +107,18 @@ export function createCsrf(sql: Sql): Csrf {
     },
   };
 }
+
+/**
+ * The last handler of a hosted-page router: a page, never a JSON body or a stack. A body-parser
+ * refusal (oversized or malformed form) is a 4xx whose body is never echoed: it may hold a card.
+ */
+export const hostedPageErrors: ErrorRequestHandler = (err, req, res, _next) => {
+  const status = (err as { status?: number }).status;
+  const page = (code: number, heading: string, message: string) => res.status(code).type('html').send(messagePage(heading, message));
+  if (status && status >= 400 && status < 500) {
+    req.log.info({ type: (err as { type?: string }).type, status }, 'hosted page form refused');
+    return page(status, 'Please try again', 'The form could not be read. Go back and submit it again.');
+  }
+  req.log.error({ err }, 'hosted page error');
+  return page(500, 'Something went wrong', 'Something went wrong on our side. Please try again in a moment.');
+};

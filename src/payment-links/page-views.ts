@@ -1,4 +1,4 @@
-import { alertBox, formatAmount, html, renderPage, type Html } from '../pages/index.ts';
+import { alertBox, formatAmount, html, messagePage, renderPage, type Html } from '../pages/index.ts';
 import type { LinkSource } from './schema.ts';
 import type { PaymentLinkRow } from './store.ts';
 
@@ -76,11 +76,6 @@ ${alertBox('success', receiptUrl ? 'Payment successful. Thank you!' : 'Thank you
 ${receiptUrl ? html`<a class="btn" href="${receiptUrl}">View receipt</a>` : html`<p>We could not find a completed payment for this page.</p>`}
 </div>`;
   return renderPage({ title: 'Thank you', body });
-}
-
-/** A page with a heading and one sentence: not found, a form that could not be read, an error. */
-export function messagePage(heading: string, message: string): string {
-  return renderPage({ title: heading, body: html`<div class="card stack"><h1>${heading}</h1><p>${message}</p></div>` });
 }
 
 export const notFoundPage = (): string =>

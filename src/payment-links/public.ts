@@ -1,12 +1,12 @@
-import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
+import express, { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { sessionUrl } from '../checkout/presenter.ts';
 import { findSession } from '../checkout/store.ts';
 import { isId } from '../lib/ids.ts';
-import { allowFormTargets, createCsrf, hostedPageSecurity } from '../pages/index.ts';
+import { allowFormTargets, createCsrf, hostedPageErrors, hostedPageSecurity } from '../pages/index.ts';
 import type { Services } from '../services.ts';
 import { ViewRecorder } from './jobs.ts';
-import { endedPage, linkPage, messagePage, notFoundPage, thanksPage, type PayerForm } from './page-views.ts';
+import { endedPage, linkPage, notFoundPage, thanksPage, type PayerForm } from './page-views.ts';
 import { registerLinkPayments } from './payment-hooks.ts';
 import { parseSource, type LinkSource } from './schema.ts';
 import { closedReason, startCheckout, type Payer } from './service.ts';
@@ -108,15 +108,6 @@ export function publicLinksRouter(s: Services): Router {
     send(res, 200, thanksPage(link, paid ? `${sessionUrl(s.config.checkoutUrl, session.id)}/receipt` : null));
   });
 
-  const pageErrors: ErrorRequestHandler = (err, req, res, _next) => {
-    const status = (err as { status?: number }).status;
-    if (status && status >= 400 && status < 500) {
-      req.log.info({ type: (err as { type?: string }).type, status }, 'payment link form refused');
-      return send(res, status, messagePage('Please try again', 'The form could not be read. Go back and submit it again.'));
-    }
-    req.log.error({ err }, 'payment link page error');
-    return send(res, 500, messagePage('Something went wrong', 'Something went wrong on our side. Please try again in a moment.'));
-  };
-  r.use(pageErrors);
+  r.use(hostedPageErrors);
   return r;
 }
