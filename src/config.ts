@@ -21,6 +21,10 @@ const EnvSchema = z.object({
   DB_POOL_MAX: int(10, 1),
   /** Web processes forked by node:cluster, sharing PORT; each has its own pool of DB_POOL_MAX connections. */
   WEB_CONCURRENCY: int(1, 1),
+  /** Server-side bounds on every pooled connection, so that no bug can hold a row lock for ever (docs/operations.md). */
+  DB_STATEMENT_TIMEOUT_MS: int(30_000),
+  DB_LOCK_TIMEOUT_MS: int(10_000),
+  DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: int(30_000),
   API_KEY_CACHE_SECONDS: int(30),
   SHUTDOWN_TIMEOUT_MS: int(15_000),
   RECONCILE_INTERVAL_MS: int(60_000, 1000),
@@ -57,6 +61,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicLinkUrl: trimSlash(e.PUBLIC_LINK_URL ?? `${publicBaseUrl}/l`),
     logLevel: e.LOG_LEVEL,
     dbPoolMax: e.DB_POOL_MAX,
+    dbTimeouts: {
+      statementMs: e.DB_STATEMENT_TIMEOUT_MS,
+      lockMs: e.DB_LOCK_TIMEOUT_MS,
+      idleInTransactionMs: e.DB_IDLE_IN_TRANSACTION_TIMEOUT_MS,
+    },
     webConcurrency: e.WEB_CONCURRENCY,
     apiKeyCacheMs: e.API_KEY_CACHE_SECONDS * 1000,
     shutdownTimeoutMs: e.SHUTDOWN_TIMEOUT_MS,

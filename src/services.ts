@@ -23,7 +23,7 @@ export interface Services {
 export async function createServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
   await ensureDatabase(config.databaseUrl);
   const redis = await connectRedis(config.redisUrl);
-  const sql = connect(config.databaseUrl, config.dbPoolMax);
+  const sql = connect(config.databaseUrl, config.dbPoolMax, config.dbTimeouts);
   const queues = new Queues(redis, config.redisPrefix);
   return { config, log, sql, redis, queues, processor: createSimulator(), beforeClose: [] };
 }

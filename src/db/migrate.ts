@@ -43,6 +43,9 @@ export async function migrate(sql: Sql, dir = MIGRATIONS_DIR): Promise<string[]>
         insert into schema_migrations (version, name) values (${version}, ${file})
         on conflict (version) do nothing returning version`;
       if (inserted.length === 0) return false;
+      // A migration may rewrite a large table: the pool's statement and lock bounds are for requests.
+      await tx`set local statement_timeout = 0`;
+      await tx`set local lock_timeout = 0`;
       await tx.unsafe(body);
       return true;
     });

@@ -41,9 +41,24 @@ export async function ensureDatabase(url: string): Promise<void> {
   }
 }
 
-export function connect(url: string, max: number): Sql {
+/** Server-side limits set on every connection of a pool (0 turns one off, as in Postgres). */
+export interface DbTimeouts {
+  statementMs: number;
+  lockMs: number;
+  idleInTransactionMs: number;
+}
+
+export function connect(url: string, max: number, timeouts?: DbTimeouts): Sql {
   return postgres(url, {
     max,
+    // Sent as startup parameters: every connection of the pool has them from its first statement.
+    connection: timeouts
+      ? {
+          statement_timeout: timeouts.statementMs,
+          lock_timeout: timeouts.lockMs,
+          idle_in_transaction_session_timeout: timeouts.idleInTransactionMs,
+        }
+      : {},
     onnotice: () => {},
     connect_timeout: 10,
     idle_timeout: 60,
