@@ -20,7 +20,8 @@ export function createApp(s: Services): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.set('trust proxy', 'loopback');
+  // The client address of the hosted pages' rate limits: forwarded headers only from TRUST_PROXY.
+  app.set('trust proxy', s.config.trustProxy);
   app.use(requestContext(s.log));
   app.use(healthRouter(s));
   const board = adminQueuesRouter(s); // null unless ADMIN_USER and ADMIN_PASSWORD are set

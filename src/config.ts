@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const bool = z
@@ -6,6 +7,26 @@ const bool = z
   .transform((v) => v === 'true' || v === '1');
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
+
+const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+function isTrustProxy(v: string): boolean {
+  if (/^(true|false|\d+)?$/.test(v.trim())) return true;
+  return v.split(',').every((part) => {
+    const [ip, bits, ...rest] = part.trim().split('/');
+    if (PROXY_NAMES.has(ip!) && bits === undefined) return true;
+    const family = isIP(ip!);
+    if (!family || rest.length) return false;
+    return bits === undefined || (/^\d+$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+  });
+}
+
+/** Express's `trust proxy` value for TRUST_PROXY. */
+function trustProxy(v: string): boolean | number | string {
+  const t = v.trim();
+  if (t === '' || t === 'false') return false;
+  if (t === 'true') return true;
+  return /^\d+$/.test(t) ? Number(t) : t;
+}
 
 const EnvSchema = z.object({
   DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/payments'),
@@ -36,6 +57,19 @@ const EnvSchema = z.object({
   WEBHOOK_ALLOW_INSECURE_TARGETS: bool,
   ADMIN_USER: z.string().min(1).optional(),
   ADMIN_PASSWORD: z.string().min(1).optional(),
+  /**
+   * Which proxies' X-Forwarded-For to believe for the client address (rate limits of the hosted
+   * pages): unset or false (none: the socket's address), a hop count, or a comma list of
+   * addresses, CIDR ranges and loopback/linklocal/uniquelocal. `true` believes any sender.
+   */
+  TRUST_PROXY: z
+    .string()
+    .default('false')
+    .refine(isTrustProxy, 'must be false, true, a hop count, or a comma list of addresses, CIDR ranges, loopback, linklocal, uniquelocal'),
+  /** Card-testing limits per client address, per hour (docs/operations.md, card-testing); 0 turns one off. */
+  RATE_LIMIT_LINK_SESSIONS_PER_HOUR: int(30),
+  RATE_LIMIT_PAY_PER_CLIENT_PER_HOUR: int(30),
+  RATE_LIMIT_PAY_PER_SESSION_PER_HOUR: int(10),
 });
 
 export type Config = ReturnType<typeof loadConfig>;
@@ -76,5 +110,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookAllowInsecureTargets: e.WEBHOOK_ALLOW_INSECURE_TARGETS,
     admin: e.ADMIN_USER && e.ADMIN_PASSWORD ? { user: e.ADMIN_USER, password: e.ADMIN_PASSWORD } : null,
+    trustProxy: trustProxy(e.TRUST_PROXY),
+    rateLimits: {
+      linkSessionsPerHour: e.RATE_LIMIT_LINK_SESSIONS_PER_HOUR,
+      payPerClientPerHour: e.RATE_LIMIT_PAY_PER_CLIENT_PER_HOUR,
+      payPerSessionPerHour: e.RATE_LIMIT_PAY_PER_SESSION_PER_HOUR,
+    },
   };
 }

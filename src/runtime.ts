@@ -1,10 +1,10 @@
 import cluster from 'node:cluster';
-import type { Server } from 'node:http';
 import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { migrate, pendingMigrations } from './db/migrate.ts';
-import { StartupError } from './db/sql.ts';
-import { forkWebProcesses, type WebForks } from './ops/cluster.ts';
+import { isDatabaseUnavailable, StartupError } from './db/sql.ts';
+import { forkWebProcesses, LISTEN_FAILED, type WebForks } from './ops/cluster.ts';
+import { listenGracefully, type DrainPlan, type GracefulServer } from './ops/http-server.ts';
 import { closeServices, createServices, type Services } from './services.ts';
 import { startWorkers, type RunningWorkers } from '../workers/index.ts';
 
@@ -22,6 +22,13 @@ export async function run(opts: RunOptions): Promise<void> {
   try {
     const config = loadConfig();
     s = await createServices(config);
+    // A promise nobody awaited that fails because Postgres is away must not end the process
+    // (docs/operations.md, Postgres); any other unhandled rejection still does, as Node's default.
+    const log = s.log;
+    process.on('unhandledRejection', (reason) => {
+      if (!isDatabaseUnavailable(reason)) throw reason;
+      log.error({ err: reason }, 'unhandled rejection while Postgres is unavailable');
+    });
     if (opts.migrate) {
       const applied = await migrate(s.sql);
       if (applied.length) s.log.info({ applied }, 'migrations applied');
@@ -30,7 +37,10 @@ export async function run(opts: RunOptions): Promise<void> {
       if (pending.length) throw new StartupError(`the database schema is behind (${pending.join(', ')} pending): run \`npm run migrate\` first.`);
     }
   } catch (err) {
-    process.stderr.write(`error: ${err instanceof StartupError || (err as Error).message.startsWith('invalid configuration') ? (err as Error).message : String((err as Error).stack)}\n`);
+    const e = isDatabaseUnavailable(err)
+      ? new StartupError(`PostgreSQL went away during start-up (${(err as { code: string }).code}): check that it is running, then start again.`)
+      : (err as Error);
+    process.stderr.write(`error: ${e instanceof StartupError || e.message.startsWith('invalid configuration') ? e.message : String(e.stack)}\n`);
     process.exit(1);
   }
 
@@ -38,39 +48,66 @@ export async function run(opts: RunOptions): Promise<void> {
     s.log.warn('WEBHOOK_ALLOW_INSECURE_TARGETS=true: webhook URLs may be plain http and private addresses. Use it for development and tests only.');
   }
 
-  let server: Server | undefined;
+  let web: GracefulServer | undefined;
   let forks: WebForks | undefined;
   let workers: RunningWorkers | undefined;
-  if (opts.workers) workers = await startWorkers(s);
-  if (opts.web && cluster.isPrimary && s.config.webConcurrency > 1) {
-    forks = forkWebProcesses(s.config.webConcurrency, s.log);
-  } else if (opts.web) {
-    const app = createApp(s);
-    server = app.listen(s.config.port, () => s.log.info({ port: s.config.port, url: s.config.publicBaseUrl }, 'listening'));
-  }
-  s.log.info({ web: opts.web, workers: opts.workers }, 'started');
-
   let stopping = false;
-  const stop = async (signal: string) => {
+  const stop = async (reason: string, code = 0) => {
     if (stopping) return;
     stopping = true;
-    s.log.info({ signal }, 'shutting down: finishing in-flight requests and jobs');
+    const timeoutMs = s.config.shutdownTimeoutMs;
+    s.log.info({ signal: reason }, 'shutting down: finishing in-flight requests and jobs');
     const force = setTimeout(() => {
       s.log.error('shutdown timed out; exiting');
       process.exit(1);
-    }, s.config.shutdownTimeoutMs);
+    }, timeoutMs);
     force.unref();
-    if (server) {
-      const closed = new Promise<void>((resolve) => server!.close(() => resolve()));
-      server.closeIdleConnections();
-      await closed;
-    }
-    await forks?.stop();
-    await workers?.close();
+    const plan = drainPlan(timeoutMs, web?.server.keepAliveTimeout ?? 0);
+    await Promise.all([
+      web?.drain(plan).then(({ cut }) => {
+        if (cut) s.log.warn({ cut }, 'shutdown: connections closed before their answer');
+      }),
+      forks?.stop(plan.forceAfterMs + (timeoutMs - plan.forceAfterMs) / 2),
+      workers?.close(),
+    ]);
     await closeServices(s);
+    s.log.info({ code }, 'stopped');
     s.log.flush();
-    process.exit(0);
+    process.exit(code);
   };
+  // Listen before the workers start: a process that cannot take its port takes no job either.
+  if (opts.web && cluster.isPrimary && s.config.webConcurrency > 1) {
+    forks = forkWebProcesses(s.config.webConcurrency, s.log, (line) => {
+      if (line) process.stderr.write(`error: ${line}\n`);
+      void stop('web process failed', 1);
+    });
+  } else if (opts.web) {
+    try {
+      web = await listenGracefully(createApp(s), s.config.port);
+    } catch (err) {
+      const line = err instanceof StartupError ? err.message : String(err);
+      // A forked web process reports to its primary, which prints the line once for all of them.
+      if (cluster.isWorker && process.send) process.send({ type: LISTEN_FAILED, line }, () => process.exit(1));
+      else {
+        process.stderr.write(`error: ${line}\n`);
+        process.exit(1);
+      }
+      return;
+    }
+    s.log.info({ port: s.config.port, url: s.config.publicBaseUrl }, 'listening');
+  }
+  if (opts.workers) workers = await startWorkers(s);
+  s.log.info({ web: opts.web, workers: opts.workers }, 'started');
+
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/**
+ * Within SHUTDOWN_TIMEOUT_MS: connections with nothing to answer get the keep-alive grace clients
+ * already expect (at most a quarter of the timeout), and connections still open near the end are cut,
+ * leaving time to close the workers, queues and pools before the timeout.
+ */
+export function drainPlan(timeoutMs: number, keepAliveMs: number): DrainPlan {
+  return { idleGraceMs: Math.min(keepAliveMs, timeoutMs / 4), forceAfterMs: timeoutMs - Math.min(2000, timeoutMs / 5) };
 }

@@ -25,7 +25,8 @@ export async function createServices(config: Config, log: Logger = createLogger(
   const redis = await connectRedis(config.redisUrl);
   const sql = connect(config.databaseUrl, config.dbPoolMax, config.dbTimeouts);
   const queues = new Queues(redis, config.redisPrefix);
-  return { config, log, sql, redis, queues, processor: createSimulator(), beforeClose: [] };
+  await queues.openAll();
+  return { config, log, sql, redis, queues, processor: createSimulator(sql), beforeClose: [] };
 }
 
 export async function closeServices(s: Services): Promise<void> {

@@ -1,4 +1,6 @@
 import { reconcileExpiries } from '../src/checkout/expiry.ts';
+import { settleStuckPayments } from '../src/checkout/settle.ts';
+import { registerLinkPayments } from '../src/payment-links/payment-hooks.ts';
 import { reconcileCounters } from '../src/payment-links/counters.ts';
 import type { Services } from '../src/services.ts';
 import type { WorkerDefinition } from './types.ts';
@@ -18,6 +20,16 @@ export interface Reconciler {
 export const RECONCILERS: Reconciler[] = [
   { name: 'payment-link-counters', run: (s) => reconcileCounters(s.sql) },
   webhookDeliveryReconciler,
+  // Before expiry: a session whose attempt is settled as declined can then expire in the same pass.
+  // The link hooks take part in a settled payment here as on the hosted page (a worker-only process
+  // never builds the page router that registers them otherwise).
+  {
+    name: 'payments-in-flight',
+    run: (s) => {
+      registerLinkPayments();
+      return settleStuckPayments(s);
+    },
+  },
   { name: 'checkout-session-expiry', run: reconcileExpiries },
 ];
 

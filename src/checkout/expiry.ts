@@ -3,6 +3,7 @@ import { withTx, type Tx } from '../db/tx.ts';
 import { recordEvent, recordEvents } from '../events/record.ts';
 import { presentPayment } from '../payments/presenter.ts';
 import * as payments from '../payments/store.ts';
+import { within } from '../queue/bound.ts';
 import { QUEUE_NAMES } from '../queue/queues.ts';
 import type { Services } from '../services.ts';
 import { presentSession } from './presenter.ts';
@@ -41,7 +42,8 @@ export function expiryJob(row: Pick<SessionRow, 'id' | 'account_id' | 'livemode'
 
 export async function scheduleExpiry(s: Services, row: SessionRow): Promise<void> {
   const job = expiryJob(row);
-  await queue(s).add(job.name, job.data, job.opts);
+  // Bounded: the caller answers a request, and the reconciler expires a session whose job is missing.
+  await within(queue(s).add(job.name, job.data, job.opts));
 }
 
 /** A session that ended another way no longer needs its job; a job already running finds nothing to do. */
@@ -52,9 +54,15 @@ export async function unscheduleExpiry(s: Services, id: string): Promise<void> {
 /**
  * OPEN to EXPIRED inside the caller's transaction, with its event. The update is conditional
  * (`status = 'OPEN'`), so a session expires at most once, and never after a payment won the row.
- * `dueAt`: expire only when expires_at has passed by then; null: expire now (the API call).
+ * A session with a payment attempt in flight is left alone: the processor's answer decides it
+ * (docs/payments.md). The row is locked before that check, so the check sees every attempt
+ * committed before the lock. `dueAt`: expire only when expires_at has passed by then; null:
+ * expire now (the API call).
  */
 export async function expireInTx(tx: Tx, s: Services, o: Owner, id: string, dueAt: Date | null): Promise<SessionRow | undefined> {
+  const locked = await store.lockSession(tx.sql, o, id);
+  if (!locked || locked.status !== 'OPEN') return undefined;
+  if (await payments.inFlightOfSession(tx.sql, o, id)) return undefined;
   const row = await store.markExpired(tx.sql, o, id, dueAt);
   if (!row) return undefined;
   const abandoned = await payments.failAbandoned(

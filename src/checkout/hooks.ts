@@ -4,18 +4,19 @@ import type { SessionRow } from './store.ts';
 
 /**
  * How other components take part in a checkout payment without the checkout code knowing them
- * (payment links count payments and enforce quantity_limit here). Every hook runs inside the
- * payment's transaction, with the session row locked.
+ * (payment links count payments and enforce quantity_limit here). Every hook runs inside one of the
+ * payment's transactions, with the session row locked, never while the processor is called.
  */
 export interface PaymentHook {
   /**
-   * Before the card is charged. A string refuses the payment: the payer is not charged and the
-   * page shows the string (for example "This link has ended"). Called before a charge is
-   * attempted and again in the transaction that completes a 3-D Secure payment, so it must be a
-   * check without side effects.
+   * Before the card is charged, in the transaction that commits the attempt in flight. A string
+   * refuses the payment: the payer is not charged and the page shows the string (for example
+   * "This link has ended"). Called before a charge is attempted and again before a 3-D Secure
+   * challenge is completed, so it must be a check without side effects; what it must hold across
+   * the processor call (a link's places) it counts from the attempts in flight.
    */
   beforeCharge(tx: Tx, session: SessionRow): Promise<string | null>;
-  /** After the payment SUCCEEDED and the session became COMPLETE, in the same transaction. */
+  /** After the payment SUCCEEDED and the session became COMPLETE, in the same transaction (the one recording the outcome). */
   afterSuccess(tx: Tx, session: SessionRow, payment: PaymentRow): Promise<void>;
 }
 

@@ -2,11 +2,22 @@ import express, { Router, type Request, type Response } from 'express';
 import { isId } from '../lib/ids.ts';
 import { findCustomer } from '../customers/store.ts';
 import { findPayment } from '../payments/store.ts';
-import { allowFormTargets, createCsrf, hostedPageErrors, hostedPageSecurity, messagePage } from '../pages/index.ts';
+import {
+  allowFormTargets,
+  clientAddress,
+  createCsrf,
+  hostedPageErrors,
+  hostedPageLimits,
+  hostedPageSecurity,
+  messagePage,
+  refuseUnreadableInput,
+  throttledAnswer,
+  unreadableFields,
+} from '../pages/index.ts';
 import { parseCardForm, type CardForm } from '../processor/cards.ts';
 import type { Services } from '../services.ts';
 import { expireOnRead } from './expiry.ts';
-import { allowPaymentAttempt, finishChallenge, payWithCard, pendingChallenge, type PayResult } from './pay.ts';
+import { finishChallenge, payWithCard, pendingChallenge, type PayResult } from './pay.ts';
 import * as store from './store.ts';
 import type { SessionRow } from './store.ts';
 import * as views from './views.ts';
@@ -27,6 +38,7 @@ export function checkoutPagesRouter(s: Services): Router {
   const r = Router();
   const paths: views.PagePaths = { base: checkoutMountPath(s.config.checkoutUrl) };
   const csrf = createCsrf(s.sql);
+  const limits = hostedPageLimits(s);
   const security = hostedPageSecurity();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
   const html = (res: Response, status: number, body: string) => res.status(status).type('html').send(body);
@@ -77,6 +89,8 @@ export function checkoutPagesRouter(s: Services): Router {
         return showForm(req, res, result.session, 402, { ...entered, message: result.payment.failure_message });
       case 'refused':
         return showForm(req, res, result.session, 409, { ...entered, message: result.message });
+      case 'in_progress':
+        return html(res, 409, messagePage('Payment in progress', 'A payment for this checkout is being processed. Reload this page in a minute to see its outcome; you will not be charged twice.'));
       default:
         return res.redirect(303, here(result.session));
     }
@@ -85,32 +99,37 @@ export function checkoutPagesRouter(s: Services): Router {
   r.get('/:id', security, async (req, res, next) => {
     const row = await load(req, res);
     if (row === null) return next();
-    if (row) await showSession(req, res, row);
+    if (row && !refuseUnreadableInput(req, res)) await showSession(req, res, row);
   });
 
   r.post('/:id/pay', security, form, async (req, res, next) => {
     const row = await load(req, res);
     if (row === null) return next();
-    if (!row) return;
+    if (!row || refuseUnreadableInput(req, res, ['email', 'name'])) return;
     if (row.status !== 'OPEN') return res.redirect(303, here(row));
     const body = (req.body ?? {}) as Record<string, unknown>;
     const entered = { email: str(body.email), name: str(body.name) };
     if (!(await csrf.verify(req, row.id))) {
       return showForm(req, res, row, 403, { ...entered, message: 'This form has expired. Please enter your card details again.' });
     }
-    if (!(await allowPaymentAttempt(s, row.id, req.log))) {
-      return showForm(req, res, row, 429, { ...entered, message: 'Too many payment attempts for this checkout. Please try again later.' });
+    const throttled = await limits.payAttempt(clientAddress(req), row.id);
+    if (throttled) {
+      req.log.warn({ session: row.id, retryAfter: throttled.retryAfterSeconds }, 'payment attempt throttled');
+      return showForm(req, res, row, 429, { ...entered, message: `Too many payment attempts. ${throttledAnswer(res, throttled)}` });
     }
     const fields: CardForm = { ...entered, card_number: str(body.card_number), expiry: str(body.expiry), cvc: str(body.cvc) };
     const parsed = parseCardForm(fields);
-    if ('errors' in parsed) return showForm(req, res, row, 400, { ...entered, errors: parsed.errors });
+    const unreadable = unreadableFields(entered, { email: 'The email', name: 'The name' });
+    if (unreadable || 'errors' in parsed) {
+      return showForm(req, res, row, 400, { ...entered, errors: { ...('errors' in parsed ? parsed.errors : {}), ...unreadable } });
+    }
     await answer(req, res, await payWithCard(s, row, parsed.card, parsed.email, req.log), entered);
   });
 
   r.get('/:id/authenticate', security, async (req, res, next) => {
     const row = await load(req, res);
     if (row === null) return next();
-    if (!row) return;
+    if (!row || refuseUnreadableInput(req, res)) return;
     const payment = row.status === 'OPEN' ? await pendingChallenge(s, row, str(req.query.payment)) : undefined;
     if (!payment) return res.redirect(303, here(row));
     allowFormTargets(res, [row.success_url]);
@@ -120,7 +139,7 @@ export function checkoutPagesRouter(s: Services): Router {
   r.post('/:id/authenticate', security, form, async (req, res, next) => {
     const row = await load(req, res);
     if (row === null) return next();
-    if (!row) return;
+    if (!row || refuseUnreadableInput(req, res)) return;
     const body = (req.body ?? {}) as Record<string, unknown>;
     const outcome = str(body.outcome);
     if (row.status !== 'OPEN' || !isId('pay', str(body.payment)) || (outcome !== 'complete' && outcome !== 'fail')) {
@@ -137,7 +156,7 @@ export function checkoutPagesRouter(s: Services): Router {
   r.get('/:id/receipt', security, async (req, res, next) => {
     const row = await load(req, res);
     if (row === null) return next();
-    if (!row) return;
+    if (!row || refuseUnreadableInput(req, res)) return;
     const payment = row.status === 'COMPLETE' && row.payment_id ? await findPayment(s.sql, ownerOf(row), row.payment_id) : undefined;
     if (!payment) return res.redirect(303, here(row));
     html(res, 200, views.receiptPage(row, payment));

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isCurrency } from '../lib/currency.ts';
 import { listQuerySchema } from '../lib/pagination.ts';
-import { metadataSchema, text } from '../lib/validate.ts';
+import { metadataSchema, text, unixSeconds } from '../lib/validate.ts';
 
 /** The largest amount one session may charge, in the smallest currency unit (Stripe's bound). */
 export const MAX_AMOUNT = 99_999_999;
@@ -37,7 +37,7 @@ export const CreateSession = z.strictObject({
   customer_email: email.nullable().optional(),
   description: text(1000).nullable().optional(),
   metadata: metadataSchema.nullable().optional(),
-  expires_at: int().optional(),
+  expires_at: unixSeconds().optional(),
 });
 export type CreateSessionInput = z.infer<typeof CreateSession>;
 

@@ -4,6 +4,7 @@ import { withTx } from '../db/tx.ts';
 import { ApiError, invalidParam, resourceMissing } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { metadataOnCreate } from '../lib/validate.ts';
+import { inFlightOfSession } from '../payments/store.ts';
 import type { Services } from '../services.ts';
 import { expireInTx, expireOnRead, scheduleExpiry, unscheduleExpiry } from './expiry.ts';
 import { MAX_AMOUNT, type CreateSessionInput, type ListSessions } from './schema.ts';
@@ -98,7 +99,7 @@ export async function listSessions(s: Services, owner: Owner, q: ListSessions, l
   return store.listSessions(s.sql, owner, q);
 }
 
-/** POST /expire: OPEN to EXPIRED now; any other status is a 400 naming it. */
+/** POST /expire: OPEN to EXPIRED now; any other status, or a payment in flight, is a 400 saying so. */
 export async function expireSessionNow(s: Services, owner: Owner, id: string, log: Logger): Promise<SessionRow> {
   const current = await retrieveSession(s, owner, id, log);
   if (current.status !== 'OPEN') {
@@ -110,6 +111,12 @@ export async function expireSessionNow(s: Services, owner: Owner, id: string, lo
     return row;
   });
   if (expired) return expired;
+  if (await inFlightOfSession(s.sql, owner, id)) {
+    throw new ApiError(
+      'resource_invalid_state',
+      'A payment on this checkout session is in progress: it cannot be expired until the processor has answered. Try again in a minute.',
+    );
+  }
   const now = await store.findSession(s.sql, owner, id);
   throw new ApiError('resource_invalid_state', `Only an OPEN checkout session can be expired; this one is ${now?.status ?? 'gone'}.`);
 }

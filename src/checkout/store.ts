@@ -81,9 +81,10 @@ export async function listSessions(sql: Sql, o: Owner, p: ListSessions): Promise
     ${k.order} limit ${k.limit}`;
 }
 
+/** Keeps the intent already stored, if any: the processor answers the same one for the same session anyway. */
 export async function setPaymentIntent(sql: TxSql, o: Owner, id: string, intentId: string): Promise<SessionRow> {
   const [row] = await sql<SessionRow[]>`
-    update checkout_sessions set payment_intent_id = ${intentId}, updated_at = now()
+    update checkout_sessions set payment_intent_id = coalesce(payment_intent_id, ${intentId}), updated_at = now()
     where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} returning *`;
   return row!;
 }
@@ -114,17 +115,25 @@ export async function markExpired(sql: TxSql, o: Owner, id: string, dueAt: Date 
 
 /**
  * OPEN to EXPIRED for up to `limit` sessions past expires_at, of any account, oldest due first.
- * Rows locked by a payment in progress are skipped (that payment or the session's own job decides
- * them). A maintenance query: it picks by due time, and each row then carries its own account.
+ * Rows locked by a payment starting are skipped, and so are sessions with an attempt in flight:
+ * its outcome decides them (paid, or expired once recorded). Two statements on purpose: the
+ * in-flight check runs after the locks are taken, so its snapshot sees every attempt committed
+ * before them (a subquery of the locking statement would read an older snapshot). A maintenance
+ * query: it picks by due time, and each row then carries its own account.
  */
 export async function markDueExpired(sql: TxSql, dueBefore: Date, limit: number): Promise<SessionRow[]> {
+  const locked = await sql<{ id: string }[]>`
+    select id from checkout_sessions
+    where status = 'OPEN' and expires_at <= ${dueBefore}
+    order by expires_at limit ${limit}
+    for update skip locked`;
+  if (locked.length === 0) return [];
   return sql<SessionRow[]>`
     update checkout_sessions set status = 'EXPIRED', expired_at = now(), updated_at = now()
-    where id in (
-      select id from checkout_sessions
-      where status = 'OPEN' and expires_at <= ${dueBefore}
-      order by expires_at limit ${limit}
-      for update skip locked)
+    where id = any(${locked.map((r) => r.id)}::text[])
+      and not exists (
+        select 1 from payments p
+        where p.checkout_session_id = checkout_sessions.id and p.status = 'PENDING' and p.processing_since is not null)
     returning *`;
 }
 

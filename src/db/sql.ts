@@ -60,11 +60,30 @@ export function connect(url: string, max: number, timeouts?: DbTimeouts): Sql {
         }
       : {},
     onnotice: () => {},
-    connect_timeout: 10,
+    // While Postgres is away (a restart, a failover) a query waits at most for one connection
+    // attempt: refused at once, or given up after 1.5 s; it then fails and the caller answers 503.
+    connect_timeout: 1.5,
+    // postgres.js's default backoff grows to 20 s after a few failed attempts, and queries queued on
+    // a connection wait it out: that was the 16 s of the restart drill. At most 250 ms between attempts.
+    backoff: (attempt: number) => Math.min(0.02 * 2 ** attempt, 0.25),
     idle_timeout: 60,
     // int8 (counts, sums) as numbers: amounts stay well inside 2^53.
     types: {
       int8: { to: 20, from: [20], serialize: (n: number) => String(n), parse: (s: string) => Number(s) },
     },
   });
+}
+
+// Postgres.js's own connection errors, the socket's, and the server's "going away" states
+// (57P01-57P03 admin/crash shutdown and start-up, class 08 connection exceptions, 53300 too many connections).
+const UNAVAILABLE_CODES = new Set([
+  'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
+  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
+  '57P01', '57P02', '57P03', '53300',
+]);
+
+/** True when `err` says Postgres cannot be reached right now (an outage), not that a statement is wrong. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const code = err && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
+  return typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'));
 }

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { within } from '../queue/bound.ts';
 import type { Services } from '../services.ts';
 import type { TxSql } from './sql.ts';
 
@@ -13,9 +14,21 @@ export interface Tx {
   afterCommit(hook: () => unknown): void;
 }
 
+/**
+ * Runs `work` in a transaction, then its after-commit hooks in order. The caller waits for the
+ * hooks at most ENQUEUE_WAIT_MS: the committed rows are the promise, so a slow or absent Redis
+ * never holds the answer (the hooks carry on, and the reconcile job enqueues what they could not).
+ */
 export async function withTx<T>(s: Services, log: Logger, work: (tx: Tx) => Promise<T>): Promise<T> {
   const hooks: Array<() => unknown> = [];
   const result = (await s.sql.begin((t) => work({ sql: t, s, afterCommit: (h) => hooks.push(h) }))) as T;
+  if (hooks.length > 0) {
+    await within(runHooks(hooks, log)).catch((err: Error) => log.warn({ err: err.message }, 'after-commit hooks still running; answering without them'));
+  }
+  return result;
+}
+
+async function runHooks(hooks: Array<() => unknown>, log: Logger): Promise<void> {
   for (const hook of hooks) {
     try {
       await hook();
@@ -24,5 +37,4 @@ export async function withTx<T>(s: Services, log: Logger, work: (tx: Tx) => Prom
       log.warn({ err }, 'after-commit hook failed; reconcile will pick the work up');
     }
   }
-  return result;
 }

@@ -1,13 +1,10 @@
 import { z } from 'zod';
-import { listQuerySchema } from '../lib/pagination.ts';
+import { listQuerySchema, queryInt } from '../lib/pagination.ts';
+import { MAX_UNIX_SECONDS } from '../lib/validate.ts';
 import { EVENT_TYPE_NAMES, isEventType } from './catalogue.ts';
 
 const unixTime = (name: string) =>
-  z.coerce
-    .number({ error: `${name} must be a Unix timestamp in seconds` })
-    .int(`${name} must be a Unix timestamp in seconds`)
-    .min(0, `${name} must be a Unix timestamp in seconds`)
-    .optional();
+  queryInt(0, MAX_UNIX_SECONDS, `${name} must be a Unix timestamp in seconds, between 0 and ${MAX_UNIX_SECONDS}`).optional();
 
 export const ListEvents = listQuerySchema('evt', {
   type: z

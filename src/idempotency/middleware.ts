@@ -7,17 +7,58 @@ const KEY_TTL = '24 hours';
 /** A first request that has held its key this long is taken to have died; the key can be used again. */
 const STALE_LOCK = '60 seconds';
 
-function canonical(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+/**
+ * Parameters in a canonical JSON form (object keys sorted), so key order does not change the
+ * fingerprint. Iterative: a body nested deeper than the call stack must not throw (a RangeError
+ * here would be a 500); the output is the same as the recursive form it replaced, so keys stored
+ * before keep matching.
+ */
+export function canonical(root: unknown): string {
+  const out: string[] = [];
+  // Text to write as is, or a value still to encode; popped from the end, so pushed in reverse.
+  const todo: Array<string | { value: unknown }> = [{ value: root }];
+  while (todo.length) {
+    const item = todo.pop()!;
+    if (typeof item === 'string') {
+      out.push(item);
+      continue;
+    }
+    const { value } = item;
+    if (Array.isArray(value)) {
+      out.push('[');
+      todo.push(']');
+      for (let i = value.length - 1; i >= 0; i--) {
+        todo.push({ value: value[i] });
+        if (i > 0) todo.push(',');
+      }
+    } else if (value && typeof value === 'object') {
+      const entries = Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+      out.push('{');
+      todo.push('}');
+      for (let i = entries.length - 1; i >= 0; i--) {
+        todo.push({ value: entries[i]![1] });
+        todo.push(`${i > 0 ? ',' : ''}${JSON.stringify(entries[i]![0])}:`);
+      }
+    } else {
+      out.push(JSON.stringify(value) ?? 'null');
+    }
   }
-  return JSON.stringify(value) ?? 'null';
+  return out.join('');
+}
+
+/**
+ * The path as Express routes it: case-insensitive, and one trailing slash optional (its defaults,
+ * `case sensitive routing` and `strict routing` off), so `/V1/Customers/` is the same request as
+ * `/v1/customers`. Ids are lowercase by construction, so folding case never turns one valid
+ * request into another.
+ */
+export function routedPath(originalUrl: string): string {
+  const path = originalUrl.split('?')[0]!.toLowerCase();
+  return path.length > 1 && path.endsWith('/') ? path.slice(0, -1) : path;
 }
 
 const fingerprint = (method: string, path: string, body: unknown) =>
-  createHash('sha256').update(`${method} ${path}\n${canonical(body ?? {})}`).digest('hex');
+  createHash('sha256').update(`${method} ${routedPath(path)}\n${canonical(body ?? {})}`).digest('hex');
 
 interface StoredKey {
   fingerprint: string;
@@ -39,7 +80,7 @@ export function idempotency(sql: Sql): RequestHandler {
       throw new ApiError('idempotency_key_invalid', 'Idempotency-Key must be 1 to 255 characters long.');
     }
     const { accountId, livemode } = req.auth;
-    const fp = fingerprint(req.method, req.originalUrl.split('?')[0]!, req.body);
+    const fp = fingerprint(req.method, req.originalUrl, req.body);
 
     // Claim the key: a new row, or an expired or abandoned one taken over.
     const claimed = await sql`

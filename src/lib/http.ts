@@ -1,7 +1,9 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { randomFillSync } from 'node:crypto';
 import type { Logger } from 'pino';
+import { isDatabaseUnavailable } from '../db/sql.ts';
 import { ApiError } from './errors.ts';
+import { findTooDeep, MAX_BODY_DEPTH } from './validate.ts';
 
 // Random bytes are drawn 3 KB at a time: a randomBytes call per request cost about 2 % of a GET.
 const ID_BYTES = 12;
@@ -45,13 +47,22 @@ function hasBody(req: express.Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || (len !== undefined && len !== '0');
 }
 
-/** JSON bodies only, at most 1 MB; anything else is refused in the one error shape. */
+/**
+ * JSON bodies only, at most 1 MB and MAX_BODY_DEPTH levels deep; anything else is refused in the
+ * one error shape. JSON.parse itself copes with any depth; the walks after it (validation, the
+ * idempotency fingerprint) need not, so a deep body stops here.
+ */
 export const jsonBody: RequestHandler = (req, res, next) => {
   if (hasBody(req) && !req.is('application/json')) {
     next(new ApiError('content_type_unsupported', 'Request bodies must be JSON: send Content-Type: application/json.'));
     return;
   }
-  parseJson(req, res, next);
+  parseJson(req, res, (err?: unknown) => {
+    if (err) return next(err);
+    const deep = findTooDeep(req.body, MAX_BODY_DEPTH);
+    if (!deep) return next();
+    next(new ApiError('parameter_invalid', `The request body nests objects and arrays more than ${MAX_BODY_DEPTH} levels deep.`, Array.isArray(req.body) ? undefined : deep[0]));
+  });
 };
 
 const bodyParserErrors: Record<string, () => ApiError> = {
@@ -75,6 +86,11 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
     apiError = bodyParserErrors[err.type]!();
   } else if (err instanceof URIError || (err && typeof err === 'object' && (err as { status?: number }).status === 400)) {
     apiError = new ApiError('request_malformed', 'The request URL or its parameters are malformed.');
+  } else if (isDatabaseUnavailable(err)) {
+    // A Postgres restart or outage: nothing was committed, the caller may retry (docs/operations.md).
+    (req.log ?? console).warn({ code: (err as { code: string }).code }, 'database unavailable');
+    if (!res.headersSent) res.setHeader('Retry-After', '2');
+    apiError = new ApiError('service_unavailable', 'The service is temporarily unavailable. Retry in a few seconds.');
   } else {
     (req.log ?? console).error({ err }, 'unhandled error');
     apiError = new ApiError('internal_error', 'An unexpected error occurred. Quote the Request-Id header when reporting it.');

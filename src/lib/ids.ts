@@ -3,7 +3,11 @@ import { randomBytes } from 'node:crypto';
 // Crockford base32, lowercase: sorts byte-wise in the same order as the numbers it encodes.
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
 const TIME_LEN = 10; // 48-bit millisecond timestamp
-const RAND_LEN = 16; // 80 random bits
+const SEQ_LEN = 3; // 15-bit count of ids minted earlier in the same millisecond by this process
+const RAND_LEN = 16; // 80 fresh random bits, new for every id
+const SEQ_MAX = 32 ** SEQ_LEN - 1;
+/** Ids minted before issue 9: time then 80 bits that a ULID monotonic factory incremented within a millisecond. */
+const LEGACY_LEN = TIME_LEN + RAND_LEN;
 
 export const ID_PREFIXES = {
   account: 'acct',
@@ -22,54 +26,49 @@ export const ID_PREFIXES = {
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];
 
 let lastTime = -1;
-const lastRand = new Uint8Array(RAND_LEN);
+let seq = 0;
 
-function encodeTime(ms: number): string {
+function encode(n: number, len: number): string {
   let out = '';
-  for (let i = TIME_LEN - 1; i >= 0; i--) {
-    out = ALPHABET[ms % 32] + out;
-    ms = Math.floor(ms / 32);
+  for (let i = 0; i < len; i++) {
+    out = ALPHABET[n % 32] + out;
+    n = Math.floor(n / 32);
   }
   return out;
 }
 
-function freshRandom(): void {
+function freshRandom(): string {
+  // 256 is a multiple of 32, so each masked byte is a uniform base-32 digit.
   const bytes = randomBytes(RAND_LEN);
-  for (let i = 0; i < RAND_LEN; i++) lastRand[i] = bytes[i]! & 31;
+  let out = '';
+  for (let i = 0; i < RAND_LEN; i++) out += ALPHABET[bytes[i]! & 31];
+  return out;
 }
 
-/** Adds one to the random part; ids minted within one millisecond keep their order (ULID monotonic factory). */
-function incrementRandom(): void {
-  for (let i = RAND_LEN - 1; i >= 0; i--) {
-    if (lastRand[i]! < 31) {
-      lastRand[i]!++;
-      return;
-    }
-    lastRand[i] = 0;
-  }
-  // 80 bits overflowed within one millisecond: borrow the next millisecond.
-  lastTime++;
-  freshRandom();
-}
-
-/** A prefixed, time-ordered id: `<prefix>_<10 chars of ms time><16 chars of randomness>`. */
+/**
+ * A prefixed, time-ordered id: `<prefix>_<10 chars of ms time><3 chars of sequence><16 chars of randomness>`.
+ * Ids minted within one millisecond are ordered by the sequence, never by the random part: a checkout
+ * session id is the only credential of its hosted page, so its neighbours must not be derivable from it.
+ */
 export function newId(prefix: IdPrefix): string {
   const now = Date.now();
   if (now > lastTime) {
     lastTime = now;
-    freshRandom();
+    seq = 0;
+  } else if (seq < SEQ_MAX) {
+    seq++; // same millisecond, or the clock stepped back: keep counting from where we are
   } else {
-    incrementRandom();
+    // 32,768 ids within one millisecond: borrow the next one.
+    lastTime++;
+    seq = 0;
   }
-  let rand = '';
-  for (let i = 0; i < RAND_LEN; i++) rand += ALPHABET[lastRand[i]!];
-  return `${prefix}_${encodeTime(lastTime)}${rand}`;
+  return `${prefix}_${encode(lastTime, TIME_LEN)}${encode(seq, SEQ_LEN)}${freshRandom()}`;
 }
 
-const bodyPattern = `[${ALPHABET}]{${TIME_LEN + RAND_LEN}}`;
+const bodyPattern = `[${ALPHABET}]{${LEGACY_LEN}}(?:[${ALPHABET}]{${SEQ_LEN}})?`;
 const patterns = new Map<string, RegExp>();
 
-/** True when `value` has the exact shape of an id with this prefix. */
+/** True when `value` has the exact shape of an id with this prefix (current ids, or the shorter ones minted before issue 9). */
 export function isId(prefix: IdPrefix, value: string): boolean {
   let re = patterns.get(prefix);
   if (!re) {

@@ -24,15 +24,22 @@ export interface ListEnvelope<T> {
 const cursor = (prefix: IdPrefix) =>
   z.string().refine((v) => isId(prefix, v), `must be the id of a ${prefix}_ object`).optional();
 
+/**
+ * An integer query parameter: decimal digits only (no sign other than a leading minus, no
+ * exponent, no blank, no repeat), between `min` and `max` so that it is safe for Postgres and Date.
+ */
+export function queryInt(min: number, max: number, message: string) {
+  return z
+    .string({ error: message })
+    .regex(/^-?\d{1,16}$/, message)
+    .transform(Number)
+    .pipe(z.number().int(message).min(min, message).max(max, message));
+}
+
 /** The query schema of a list endpoint: limit, the two cursors, and the resource's own filters. */
 export function listQuerySchema<F extends z.ZodRawShape>(prefix: IdPrefix, filters: F) {
   return z.strictObject({
-    limit: z.coerce
-      .number({ error: 'limit must be an integer between 1 and 100' })
-      .int('limit must be an integer between 1 and 100')
-      .min(1, 'limit must be an integer between 1 and 100')
-      .max(100, 'limit must be an integer between 1 and 100')
-      .default(10),
+    limit: queryInt(1, 100, 'limit must be an integer between 1 and 100').default(10),
     starting_after: cursor(prefix),
     ending_before: cursor(prefix),
     ...filters,

@@ -34,23 +34,92 @@ function toApiError(issue: z.core.$ZodIssue, input: unknown, where: 'body' | 'qu
   return new ApiError('parameter_invalid', `Invalid ${name}: ${issue.message}`, name);
 }
 
-/** Postgres text cannot hold U+0000: such a string is refused up front, naming where it was. */
-function findNul(value: unknown, path: PropertyKey[] = []): PropertyKey[] | null {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
-  if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\u0000')) return [...path, k];
-      const found = findNul(v, [...path, k]);
-      if (found) return found;
+export type TextProblem = 'nul' | 'surrogate';
+
+/**
+ * Text Postgres cannot store: U+0000 (text columns refuse it) and unpaired UTF-16 surrogates
+ * (JSON.parse accepts the escape \ud800, jsonb refuses it). Such a string is refused up front,
+ * on the API and on the hosted pages alike, naming where it was.
+ */
+export function textProblem(s: string): TextProblem | null {
+  if (s.includes('\u0000')) return 'nul';
+  return s.isWellFormed() ? null : 'surrogate';
+}
+
+export const TEXT_PROBLEM_MESSAGES: Record<TextProblem, string> = {
+  nul: 'Strings may not contain the NUL character (U+0000).',
+  surrogate: 'Strings must be valid Unicode: an unpaired UTF-16 surrogate (U+D800 to U+DFFF) is not allowed.',
+};
+
+interface Visit {
+  value: unknown;
+  key: string | undefined;
+  parent: Visit | undefined;
+  depth: number;
+}
+
+const pathOf = (v: Visit): string[] => {
+  const path: string[] = [];
+  for (let n: Visit | undefined = v; n?.key !== undefined; n = n.parent) path.push(n.key);
+  return path.reverse();
+};
+
+/**
+ * Walks a parsed body or query with an explicit stack (a recursive walk overflowed on deep input),
+ * in document order. Stops at the first node for which `visit` answers true and returns its path.
+ */
+function walk(input: unknown, visit: (v: Visit) => boolean): string[] | null {
+  const stack: Visit[] = [{ value: input, key: undefined, parent: undefined, depth: 0 }];
+  while (stack.length) {
+    const node = stack.pop()!;
+    if (visit(node)) return pathOf(node);
+    const { value } = node;
+    if (value === null || typeof value !== 'object') continue;
+    const entries = Object.entries(value);
+    for (let i = entries.length - 1; i >= 0; i--) {
+      const [key, child] = entries[i]!;
+      stack.push({ value: child, key, parent: node, depth: node.depth + 1 });
     }
   }
   return null;
 }
 
+/** The first string (key or value) Postgres cannot store, with its path; null when there is none. */
+export function findBadText(input: unknown): { path: string[]; problem: TextProblem } | null {
+  const found: { problem: TextProblem | null } = { problem: null };
+  const path = walk(input, ({ key, value }) => {
+    found.problem = (key !== undefined ? textProblem(key) : null) ?? (typeof value === 'string' ? textProblem(value) : null);
+    return found.problem !== null;
+  });
+  return path && found.problem ? { path, problem: found.problem } : null;
+}
+
+/** How deep a JSON body may nest objects and arrays (the body itself is level 1). */
+export const MAX_BODY_DEPTH = 32;
+
+/** The largest Unix time accepted anywhere (9999-12-31T23:59:59Z): ISO 8601, Date and Postgres all hold it. */
+export const MAX_UNIX_SECONDS = 253_402_300_799;
+
+/** A Unix timestamp in seconds, an integer between 0 and MAX_UNIX_SECONDS. */
+export const unixSeconds = () =>
+  z
+    .number({ error: 'must be a Unix timestamp in seconds' })
+    .int('must be a Unix timestamp in seconds')
+    .min(0, 'must be a Unix timestamp in seconds')
+    .max(MAX_UNIX_SECONDS, `must be at most ${MAX_UNIX_SECONDS} (9999-12-31T23:59:59Z)`);
+
+/**
+ * The path of the first object or array nested deeper than `max` (the top-level body is depth 1);
+ * null when the input stays within it. Iterative, and it stops at the first node too deep.
+ */
+export function findTooDeep(input: unknown, max: number): string[] | null {
+  return walk(input, ({ value, depth }) => value !== null && typeof value === 'object' && depth >= max);
+}
+
 /** Parses a request body or query with a zod schema; the first problem becomes a 400 naming its parameter. */
 export function validate<S extends z.ZodType>(schema: S, input: unknown, where: 'body' | 'query' = 'body'): z.output<S> {
-  const nul = findNul(input);
-  if (nul) throw new ApiError('parameter_invalid', 'Strings may not contain the NUL character (U+0000).', paramName(nul) || undefined);
+  const bad = findBadText(input);
+  if (bad) throw new ApiError('parameter_invalid', TEXT_PROBLEM_MESSAGES[bad.problem], paramName(bad.path) || undefined);
   const result = schema.safeParse(input ?? {});
   if (result.success) return result.data;
   // An unknown field is named first: `amount_cents` in place of `amount` is a 400 parameter_unknown, not a missing amount.

@@ -14,7 +14,12 @@ export class Html {
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
-export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+// NUL and unpaired surrogates become U+FFFD, so that a page is always well-formed UTF-8 text.
+export const escapeHtml = (s: string): string =>
+  s
+    .toWellFormed()
+    .replaceAll('\u0000', '\uFFFD')
+    .replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 
 type Part = Html | string | number | null | undefined | false | readonly Part[];
 

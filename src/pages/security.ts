@@ -1,7 +1,7 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import helmet from 'helmet';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import type { Sql } from '../db/sql.ts';
+import { isDatabaseUnavailable, type Sql } from '../db/sql.ts';
 import { messagePage, PAGE_CSS_HASH } from './layout.ts';
 
 /**
@@ -118,6 +118,11 @@ export const hostedPageErrors: ErrorRequestHandler = (err, req, res, _next) => {
   if (status && status >= 400 && status < 500) {
     req.log.info({ type: (err as { type?: string }).type, status }, 'hosted page form refused');
     return page(status, 'Please try again', 'The form could not be read. Go back and submit it again.');
+  }
+  if (isDatabaseUnavailable(err)) {
+    req.log.warn({ code: (err as { code: string }).code }, 'database unavailable');
+    if (!res.headersSent) res.setHeader('Retry-After', '2');
+    return page(503, 'Temporarily unavailable', 'We cannot reach our records right now. Please try again in a few seconds.');
   }
   req.log.error({ err }, 'hosted page error');
   return page(500, 'Something went wrong', 'Something went wrong on our side. Please try again in a moment.');

@@ -9,20 +9,27 @@ export async function enqueuePaymentCount(queues: Queues, paymentId: string): Pr
   await queues.get('link-counters').add('payment', { paymentId }, { jobId: paymentId });
 }
 
+/** How often batches that Redis refused are offered again, for as long as Redis is away. */
 const RETRY_MS = 1000;
-const MAX_RETRIES = 60;
+/** Views kept for a Redis that is away (about 100 bytes each); beyond this the oldest are dropped. */
+const MAX_PARKED_VIEWS = 200_000;
 /** A batch exists only in Redis until it is applied: its job outlasts a Postgres outage of about half an hour. */
 const VIEW_JOB_ATTEMPTS = 12;
 
 /**
  * Page views on their way to the link-counters queue. A page load only appends to a buffer, so
  * it never waits on Redis or Postgres; the buffer leaves as one job per `maxBatch` views or per
- * `maxDelayMs`, whichever comes first. A batch Redis refuses is retried as the same job, so a
- * reply lost after Redis stored it cannot count its views twice.
+ * `maxDelayMs`, whichever comes first. A batch Redis refuses is parked and offered again, in
+ * order, every RETRY_MS for as long as the process runs (a Redis outage of any length, up to
+ * MAX_PARKED_VIEWS views), always as the same job, so a reply lost after Redis stored it cannot
+ * count its views twice.
  */
 export class ViewRecorder {
   private buffer: ViewRecord[] = [];
   private timer: NodeJS.Timeout | undefined;
+  private parked: ViewRecord[][] = [];
+  private parkedViews = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
   private readonly inflight = new Set<Promise<void>>();
   private closed = false;
   private readonly queues: Queues;
@@ -55,32 +62,75 @@ export class ViewRecorder {
     if (this.buffer.length === 0) return;
     const batch = this.buffer;
     this.buffer = [];
-    this.send(batch, 0);
+    // While batches are parked Redis is most likely away: join them rather than fail once more.
+    if (this.parked.length > 0 && !this.closed) this.park(batch);
+    else this.track(this.send(batch).catch((err: Error) => this.park(batch, err)));
   }
 
-  private send(batch: ViewRecord[], attempt: number): void {
-    const sent: Promise<void> = this.queues
+  private send(batch: ViewRecord[]): Promise<unknown> {
+    return this.queues
       .get('link-counters')
-      .add('views', { views: batch }, { jobId: batch[0]!.id, removeOnComplete: true, attempts: VIEW_JOB_ATTEMPTS })
-      .then(
-        () => undefined,
-        (err: Error) => {
-          if (this.closed || attempt >= MAX_RETRIES) {
-            this.log.error({ err: err.message, views: batch.length }, 'page views could not be queued and are not counted');
-            return;
-          }
-          this.log.warn({ err: err.message, views: batch.length, attempt }, 'queueing page views failed; retrying');
-          setTimeout(() => this.send(batch, attempt + 1), RETRY_MS).unref();
-        },
-      )
-      .finally(() => this.inflight.delete(sent));
-    this.inflight.add(sent);
+      .add('views', { views: batch }, { jobId: batch[0]!.id, removeOnComplete: true, attempts: VIEW_JOB_ATTEMPTS });
   }
 
-  /** Sends what is buffered and waits for it: called on shutdown. */
+  private track(p: Promise<unknown>): void {
+    const done: Promise<void> = p.then(() => undefined).finally(() => this.inflight.delete(done));
+    this.inflight.add(done);
+  }
+
+  private park(batch: ViewRecord[], err?: Error): void {
+    if (this.closed) {
+      this.log.error({ err: err?.message, views: batch.length }, 'page views could not be queued and are not counted');
+      return;
+    }
+    if (this.parked.length === 0) this.log.warn({ err: err?.message, views: batch.length }, 'queueing page views failed; keeping them until Redis answers');
+    this.parked.push(batch);
+    this.parkedViews += batch.length;
+    while (this.parkedViews > MAX_PARKED_VIEWS && this.parked.length > 1) {
+      const dropped = this.parked.shift()!;
+      this.parkedViews -= dropped.length;
+      this.log.error({ views: dropped.length }, 'too many page views waiting for Redis; the oldest are not counted');
+    }
+    if (!this.retryTimer) {
+      this.retryTimer = setTimeout(() => this.track(this.resend()), RETRY_MS);
+      this.retryTimer.unref();
+    }
+  }
+
+  /** Offers the parked batches again, oldest first, until one is refused. */
+  private async resend(): Promise<void> {
+    this.retryTimer = undefined;
+    const sent = this.parked.length;
+    while (this.parked.length > 0) {
+      const batch = this.parked.shift()!;
+      this.parkedViews -= batch.length;
+      try {
+        await this.send(batch);
+      } catch (err) {
+        this.parked.unshift(batch);
+        this.parkedViews += batch.length;
+        if (this.closed) return this.dropParked(err as Error);
+        this.retryTimer ??= setTimeout(() => this.track(this.resend()), RETRY_MS);
+        this.retryTimer.unref();
+        return;
+      }
+    }
+    if (sent > 0) this.log.info({ batches: sent }, 'page views waiting for Redis are queued');
+  }
+
+  private dropParked(err: Error): void {
+    this.log.error({ err: err.message, views: this.parkedViews }, 'page views could not be queued and are not counted');
+    this.parked = [];
+    this.parkedViews = 0;
+  }
+
+  /** Sends what is buffered or parked and waits for it (one more try each): called on shutdown. */
   async close(): Promise<void> {
     this.closed = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
     this.flush();
+    if (this.parked.length > 0) this.track(this.resend());
     while (this.inflight.size) await Promise.all([...this.inflight]);
   }
 }

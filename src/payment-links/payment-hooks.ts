@@ -1,4 +1,5 @@
 import { paymentHooks, type PaymentHook } from '../checkout/hooks.ts';
+import { linkPlacesTaken } from '../payments/store.ts';
 import { enqueuePaymentCount } from './jobs.ts';
 import { closedReason, paymentLimit } from './service.ts';
 import * as store from './store.ts';
@@ -6,17 +7,19 @@ import { ownerOf } from '../lib/owner.ts';
 
 
 /**
- * quantity_limit and SINGLE held exactly (DESIGN 8): the payment's transaction locks the link row
- * before the card is charged and counts the SUCCEEDED payments rows, never the asynchronous
- * counters. Concurrent payers queue on that lock; the one who finds the limit reached is refused
- * uncharged, and the payment that reaches it marks the link COMPLETED in the same transaction.
+ * quantity_limit and SINGLE held exactly (DESIGN 8): the transaction that records an attempt
+ * locks the link row and counts the places taken (SUCCEEDED payments plus attempts in flight,
+ * which reserve theirs while the processor is called with no lock held), never the asynchronous
+ * counters. Concurrent payers queue on that lock; the one who finds every place taken is refused
+ * uncharged; a declined attempt frees its place; the payment that reaches the limit marks the
+ * link COMPLETED in the transaction that records its success.
  */
 export const linkPaymentHook: PaymentHook = {
   async beforeCharge(tx, session) {
     if (!session.payment_link_id) return null;
     const link = await store.lockLink(tx.sql, ownerOf(session), session.payment_link_id);
     if (!link) return 'This payment link no longer exists.';
-    const closed = closedReason(link, await store.succeededPayments(tx.sql, link.id));
+    const closed = closedReason(link, await linkPlacesTaken(tx.sql, link.id));
     if (closed) return closed.message;
     if (link.amount_cents !== session.amount_cents || link.currency !== session.currency) {
       return 'The price on this payment link has changed. Open the link again to pay the current price.';

@@ -3,7 +3,18 @@ import { z } from 'zod';
 import { sessionUrl } from '../checkout/presenter.ts';
 import { findSession } from '../checkout/store.ts';
 import { isId } from '../lib/ids.ts';
-import { allowFormTargets, createCsrf, hostedPageErrors, hostedPageSecurity } from '../pages/index.ts';
+import {
+  allowFormTargets,
+  clientAddress,
+  createCsrf,
+  hostedPageErrors,
+  hostedPageLimits,
+  hostedPageSecurity,
+  messagePage,
+  refuseUnreadableInput,
+  throttledAnswer,
+  unreadableFields,
+} from '../pages/index.ts';
 import type { Services } from '../services.ts';
 import { ViewRecorder } from './jobs.ts';
 import { endedPage, linkPage, notFoundPage, thanksPage, type PayerForm } from './page-views.ts';
@@ -22,9 +33,16 @@ const PHONE = /^\+?[0-9 ().-]{6,32}$/;
 const isEmail = (v: string) => z.email().safeParse(v).success;
 const str = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
 
+/** The payer fields the link's form shows: their problems are named beside the inputs. */
+const collectedFields = (link: PaymentLinkRow) =>
+  (['name', 'email', 'phone'] as const).filter((f) => link[`collect_${f}`]);
+
 /** The problems with what the payer typed, for the fields the link collects; null when none. */
 function payerErrors(link: PaymentLinkRow, p: Payer): PayerForm['errors'] | null {
   const errors: NonNullable<PayerForm['errors']> = {};
+  // Only collected fields can get here unreadable: the others were refused with a page naming them.
+  const unreadable = unreadableFields(p, { name: 'Your name', email: 'Your email', phone: 'Your phone number' });
+  if (unreadable) return unreadable;
   if (link.collect_name && (!p.name || p.name.length > 200)) errors.name = 'Enter your name.';
   if (link.collect_email && (p.email.length > 254 || !isEmail(p.email))) errors.email = 'Enter a valid email address, like you@example.com.';
   if (link.collect_phone && (!PHONE.test(p.phone) || p.phone.replace(/\D/g, '').length < 6)) {
@@ -47,6 +65,7 @@ export function publicLinksRouter(s: Services): Router {
   const r = Router();
   const base = publicLinkMountPath(s.config.publicLinkUrl);
   const csrf = createCsrf(s.sql);
+  const limits = hostedPageLimits(s);
   const security = hostedPageSecurity();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
   const send = (res: Response, status: number, body: string) => res.status(status).type('html').send(body);
@@ -71,7 +90,7 @@ export function publicLinksRouter(s: Services): Router {
   r.get('/:key', security, async (req, res, next) => {
     const link = await load(req, res);
     if (link === null) return next();
-    if (!link) return;
+    if (!link || refuseUnreadableInput(req, res)) return;
     const source = parseSource(req.query.src);
     if (req.method === 'GET') views.record(link.id, source);
     const closed = closedReason(link, 0);
@@ -82,12 +101,18 @@ export function publicLinksRouter(s: Services): Router {
   r.post('/:key', security, form, async (req, res, next) => {
     const link = await load(req, res);
     if (link === null) return next();
-    if (!link) return;
+    if (!link || refuseUnreadableInput(req, res, collectedFields(link))) return;
     const body = (req.body ?? {}) as Record<string, unknown>;
     const source = parseSource(body.src);
     const payer: Payer = { name: str(body.name), email: str(body.email), phone: str(body.phone) };
     if (!(await csrf.verify(req, link.id))) {
       return showForm(req, res, link, source, 403, { ...payer, message: 'This form has expired. Please submit it again.' });
+    }
+    // Card testing: each post opens a session (a row and a job), so a throttled one stops here.
+    const throttled = await limits.openSession(clientAddress(req), link.id);
+    if (throttled) {
+      req.log.warn({ link: link.id, retryAfter: throttled.retryAfterSeconds }, 'link checkout throttled');
+      return send(res, 429, messagePage('Too many attempts', `Too many checkouts were started from your network. ${throttledAnswer(res, throttled)}`));
     }
     const closed = closedReason(link, await store.succeededPayments(s.sql, link.id));
     if (closed) return send(res, 409, endedPage(link, closed.badge, closed.message));
@@ -101,7 +126,7 @@ export function publicLinksRouter(s: Services): Router {
   r.get('/:key/paid', security, async (req, res, next) => {
     const link = await load(req, res);
     if (link === null) return next();
-    if (!link) return;
+    if (!link || refuseUnreadableInput(req, res)) return;
     const id = String(req.query.session ?? '');
     const session = isId('cs', id) ? await findSession(s.sql, ownerOf(link), id) : undefined;
     const paid = session && session.payment_link_id === link.id && session.status === 'COMPLETE';

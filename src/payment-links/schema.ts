@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { isCurrency } from '../lib/currency.ts';
 import { listQuerySchema } from '../lib/pagination.ts';
-import { metadataSchema, text } from '../lib/validate.ts';
+import { metadataSchema, text, unixSeconds } from '../lib/validate.ts';
 
 export const LINK_TYPES = ['SINGLE', 'MULTI'] as const;
 export const LINK_STATUSES = ['ACTIVE', 'COMPLETED', 'CANCELLED'] as const;
@@ -25,8 +25,6 @@ export const slugSchema = z
   .string()
   .regex(/^[a-z0-9-]{3,64}$/, 'must be 3 to 64 characters of lowercase letters, digits and hyphens');
 
-const unixTime = z.number({ error: 'must be a Unix timestamp in seconds' }).int('must be a Unix timestamp in seconds').min(0);
-
 /** Writable on create and on update. Counters, url, status on create, id and the timestamps are not. */
 const writable = {
   amount,
@@ -41,7 +39,7 @@ const writable = {
   collect_phone: z.boolean(),
   installment_enabled: z.boolean(),
   quantity_limit: z.number().int('must be an integer').min(1, 'must be at least 1').max(1_000_000_000).nullable(),
-  expires_at: unixTime.nullable(),
+  expires_at: unixSeconds().nullable(),
   metadata: metadataSchema.nullable(),
 };
 

@@ -1,5 +1,6 @@
 import { checkCustomerRef } from '../customers/refs.ts';
 import { createSession, type SessionRow } from '../checkout/service.ts';
+import type { TxSql } from '../db/sql.ts';
 import { withTx } from '../db/tx.ts';
 import { ApiError, invalidParam, resourceMissing } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
@@ -51,15 +52,24 @@ function checkFuture(expiresAt: number | null | undefined): void {
   if (expiresAt != null && expiresAt <= nowUnix()) throw invalidParam('expires_at', 'expires_at must lie in the future.');
 }
 
-/** A slug taken in the same account and mode surfaces as the unique index's violation. */
+/**
+ * Slugs are unique in the whole deployment, first come, and stay with the account that first used
+ * one. Taken by another link of this account or by another account: the same answer, so that it
+ * tells nothing about other accounts (the slug's page is public anyway, its owner is not).
+ */
+const slugTaken = (slug: string) => invalidParam('slug', `The slug '${slug}' is not available: choose another one.`);
+
+async function claimSlug(tx: TxSql, o: Owner, slug: string | null | undefined): Promise<void> {
+  if (slug && !(await store.claimSlug(tx, o.accountId, slug))) throw slugTaken(slug);
+}
+
+/** A slug held by another link surfaces as the unique index's violation (also when two claims race). */
 async function slugChecked<T>(slug: string | null | undefined, work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
     const e = err as { code?: string; constraint_name?: string };
-    if (e.code === '23505' && e.constraint_name === 'payment_links_slug') {
-      throw invalidParam('slug', `The slug '${slug}' is already used by another payment link.`);
-    }
+    if (slug && e.code === '23505' && e.constraint_name === 'payment_links_slug') throw slugTaken(slug);
     throw err;
   }
 }
@@ -71,6 +81,7 @@ export async function createLink(s: Services, o: Owner, input: CreatePaymentLink
   return slugChecked(input.slug, () =>
     withTx(s, s.log, async (tx) => {
       await checkCustomerRef(tx.sql, o, input.customer_id);
+      await claimSlug(tx.sql, o, input.slug);
       const row = await store.insertLink(tx.sql, o, {
         id: newId('pl'),
         type,
@@ -163,6 +174,7 @@ export async function updateLink(s: Services, o: Owner, id: string, patch: Updat
       const changes = planUpdate(cur, patch, await store.succeededPayments(tx.sql, id));
       if (Object.keys(changes).length === 0) return present(s, cur);
       if (changes.customer_id !== undefined) await checkCustomerRef(tx.sql, o, changes.customer_id);
+      await claimSlug(tx.sql, o, changes.slug);
       return present(s, await store.updateLink(tx.sql, id, changes));
     }),
   );

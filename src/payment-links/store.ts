@@ -30,7 +30,7 @@ export interface PaymentLinkRow {
   metadata: Record<string, string>;
   created_at: Date;
   updated_at: Date;
-  /** The segment after PUBLIC_LINK_URL: the slug when this link holds it publicly, else the id. */
+  /** The segment after PUBLIC_LINK_URL: the slug, or the id when the link has none. */
   path: string;
 }
 
@@ -43,7 +43,8 @@ export type NewLink = Omit<
 /** Fields an update may set; every one is a plain column. */
 export type LinkChanges = Partial<Omit<NewLink, 'id'> & { status: LinkStatus }>;
 
-const withPath = (sql: Db) => sql`*, payment_link_path(id, slug, livemode) as path`;
+// A slug names one link in the whole deployment (migration 0007), so the path never depends on other rows.
+const withPath = (sql: Db) => sql`*, coalesce(slug, id) as path`;
 
 export async function insertLink(tx: TxSql, o: Owner, link: NewLink): Promise<PaymentLinkRow> {
   const [row] = await tx<PaymentLinkRow[]>`
@@ -94,18 +95,24 @@ export async function listLinks(
     ${k.order} limit ${k.limit}`;
 }
 
-/**
- * The link behind a public URL segment: an id, or a slug. A slug may exist in several accounts
- * and modes; it resolves the way payment_link_path assigns it (live first, then the oldest).
- */
+/** The link behind a public URL segment: an id, or a slug (unique in the whole deployment). */
 export async function findPublicLink(sql: Sql, key: string): Promise<PaymentLinkRow | undefined> {
-  if (isId('pl', key)) {
-    const [row] = await sql<PaymentLinkRow[]>`select ${withPath(sql)} from payment_links where id = ${key}`;
-    return row;
-  }
   const [row] = await sql<PaymentLinkRow[]>`
-    select ${withPath(sql)} from payment_links where slug = ${key} order by livemode desc, id limit 1`;
+    select ${withPath(sql)} from payment_links where ${isId('pl', key) ? sql`id = ${key}` : sql`slug = ${key}`}`;
   return row;
+}
+
+/**
+ * Records `slug` as the account's, or finds it already the account's: false when another account
+ * has ever used it. The first claim wins; a concurrent claim of the same slug waits on its row.
+ */
+export async function claimSlug(tx: TxSql, accountId: string, slug: string): Promise<boolean> {
+  const rows = await tx`
+    insert into payment_link_slugs (slug, account_id) values (${slug}, ${accountId})
+    on conflict (slug) do update set slug = excluded.slug
+      where payment_link_slugs.account_id = excluded.account_id
+    returning account_id`;
+  return rows.length === 1;
 }
 
 /** Successful payments counted from the payments rows: exact, unlike the asynchronous payment_count. */

@@ -27,6 +27,8 @@ export interface PaymentRow {
   link_source: string | null;
   succeeded_at: Date | null;
   failed_at: Date | null;
+  /** Set while the processor is being asked about this attempt (in flight); null otherwise. */
+  processing_since: Date | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -37,13 +39,14 @@ export type NewPayment = Pick<
   | 'billing_name' | 'card_brand' | 'card_last4' | 'description' | 'payment_link_id' | 'link_source'
 >;
 
+/** A new attempt, PENDING and in flight: it is committed before the processor is called. */
 export async function insertPayment(sql: TxSql, o: Owner, p: NewPayment): Promise<PaymentRow> {
   const [row] = await sql<PaymentRow[]>`
     insert into payments (id, account_id, livemode, amount_cents, currency, checkout_session_id, payment_intent_id,
-      customer_id, email, billing_name, card_brand, card_last4, description, payment_link_id, link_source)
+      customer_id, email, billing_name, card_brand, card_last4, description, payment_link_id, link_source, processing_since)
     values (${p.id}, ${o.accountId}, ${o.livemode}, ${p.amount_cents}, ${p.currency}, ${p.checkout_session_id},
       ${p.payment_intent_id}, ${p.customer_id}, ${p.email}, ${p.billing_name}, ${p.card_brand}, ${p.card_last4},
-      ${p.description}, ${p.payment_link_id}, ${p.link_source})
+      ${p.description}, ${p.payment_link_id}, ${p.link_source}, now())
     returning *`;
   return row!;
 }
@@ -54,19 +57,69 @@ export async function findPayment(sql: Sql | TxSql, o: Owner, id: string): Promi
   return row;
 }
 
-/** The attempt of a session waiting for its 3-D Secure challenge, locked. */
+/** The attempt of a session waiting for its 3-D Secure challenge (not already being completed), locked. */
 export async function lockPendingChallenge(sql: TxSql, o: Owner, sessionId: string, id: string): Promise<PaymentRow | undefined> {
   const [row] = await sql<PaymentRow[]>`
     select * from payments
     where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode}
       and checkout_session_id = ${sessionId} and status = 'PENDING' and next_action = 'three_d_secure'
+      and processing_since is null
     for update`;
   return row;
 }
 
+/** The challenge's completion is about to be sent to the processor: the attempt is in flight again. */
+export async function markProcessing(sql: TxSql, o: Owner, id: string): Promise<PaymentRow> {
+  const [row] = await sql<PaymentRow[]>`
+    update payments set processing_since = now(), updated_at = now()
+    where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} and status = 'PENDING'
+    returning *`;
+  if (!row) throw new Error(`payment ${id} was not PENDING`);
+  return row;
+}
+
+/**
+ * The attempt of a session whose outcome is not recorded yet, if any. Read after the session row
+ * is locked, in a statement of its own, so it sees every attempt committed before the lock.
+ */
+export async function inFlightOfSession(sql: Sql | TxSql, o: Owner, sessionId: string): Promise<PaymentRow | undefined> {
+  const [row] = await sql<PaymentRow[]>`
+    select * from payments
+    where checkout_session_id = ${sessionId} and account_id = ${o.accountId} and livemode = ${o.livemode}
+      and status = 'PENDING' and processing_since is not null
+    limit 1`;
+  return row;
+}
+
+/** The in-flight attempt `id`, locked; undefined when its outcome is already recorded (by a request or the sweeper). */
+export async function lockInFlight(sql: TxSql, id: string): Promise<PaymentRow | undefined> {
+  const [row] = await sql<PaymentRow[]>`
+    select * from payments where id = ${id} and status = 'PENDING' and processing_since is not null for update`;
+  return row;
+}
+
+/** Attempts in flight since before `before`: left so by a crash between the processor call and its record. */
+export async function stuckInFlight(sql: Sql, before: Date, limit: number): Promise<PaymentRow[]> {
+  return sql<PaymentRow[]>`
+    select * from payments where processing_since is not null and processing_since < ${before}
+    order by processing_since limit ${limit}`;
+}
+
+/**
+ * The places of a payment link already taken: SUCCEEDED payments plus the attempts in flight,
+ * which reserve theirs until their outcome is recorded (the link row is not locked meanwhile).
+ */
+export async function linkPlacesTaken(sql: TxSql, linkId: string): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    select count(*)::int as n from payments
+    where payment_link_id = ${linkId} and (status = 'SUCCEEDED' or processing_since is not null)`;
+  return row!.n;
+}
+
 export async function markSucceeded(sql: TxSql, o: Owner, id: string): Promise<PaymentRow> {
   const [row] = await sql<PaymentRow[]>`
-    update payments set status = 'SUCCEEDED', next_action = null, succeeded_at = now(), updated_at = now()
+    update payments
+    set status = 'SUCCEEDED', next_action = null, processing_since = null, succeeded_at = now(), updated_at = now()
     where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} and status = 'PENDING'
     returning *`;
   if (!row) throw new Error(`payment ${id} was not PENDING`);
@@ -76,8 +129,8 @@ export async function markSucceeded(sql: TxSql, o: Owner, id: string): Promise<P
 export async function markFailed(sql: TxSql, o: Owner, id: string, code: string, message: string): Promise<PaymentRow> {
   const [row] = await sql<PaymentRow[]>`
     update payments
-    set status = 'FAILED', next_action = null, failure_code = ${code}, failure_message = ${message},
-        failed_at = now(), updated_at = now()
+    set status = 'FAILED', next_action = null, processing_since = null, failure_code = ${code},
+        failure_message = ${message}, failed_at = now(), updated_at = now()
     where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} and status = 'PENDING'
     returning *`;
   if (!row) throw new Error(`payment ${id} was not PENDING`);
@@ -86,7 +139,7 @@ export async function markFailed(sql: TxSql, o: Owner, id: string, code: string,
 
 export async function markRequiresAction(sql: TxSql, o: Owner, id: string): Promise<PaymentRow> {
   const [row] = await sql<PaymentRow[]>`
-    update payments set next_action = 'three_d_secure', updated_at = now()
+    update payments set next_action = 'three_d_secure', processing_since = null, updated_at = now()
     where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} returning *`;
   return row!;
 }
@@ -94,6 +147,7 @@ export async function markRequiresAction(sql: TxSql, o: Owner, id: string): Prom
 /**
  * Attempts of a session left waiting for a 3-D Secure challenge the payer never finished: they
  * fail when another attempt starts or the session ends, so no payment stays PENDING for ever.
+ * An attempt in flight is never failed here: only its outcome (or the sweeper) settles it.
  */
 export async function failAbandoned(sql: TxSql, o: Owner, sessionId: string, code: string, message: string): Promise<PaymentRow[]> {
   return sql<PaymentRow[]>`
@@ -101,7 +155,7 @@ export async function failAbandoned(sql: TxSql, o: Owner, sessionId: string, cod
     set status = 'FAILED', next_action = null, failure_code = ${code}, failure_message = ${message},
         failed_at = now(), updated_at = now()
     where checkout_session_id = ${sessionId} and account_id = ${o.accountId} and livemode = ${o.livemode}
-      and status = 'PENDING'
+      and status = 'PENDING' and processing_since is null
     returning *`;
 }
 
@@ -111,7 +165,7 @@ export async function failAbandonedOfSessions(sql: TxSql, sessionIds: string[], 
     update payments
     set status = 'FAILED', next_action = null, failure_code = ${code}, failure_message = ${message},
         failed_at = now(), updated_at = now()
-    where checkout_session_id = any(${sessionIds}::text[]) and status = 'PENDING'
+    where checkout_session_id = any(${sessionIds}::text[]) and status = 'PENDING' and processing_since is null
     returning *`;
 }
 

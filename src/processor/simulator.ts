@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { newId } from '../lib/ids.ts';
-import type { ChargeResult, DeclineCode, Processor } from './types.ts';
+import type { Sql } from '../db/sql.ts';
+import type { AttemptLookup, ChargeResult, DeclineCode, Processor } from './types.ts';
 
 /** The usual test cards (DESIGN 7); any other valid number succeeds. */
 const DECLINES: Record<string, DeclineCode> = {
@@ -26,29 +27,86 @@ export const DECLINE_MESSAGES: Record<DeclineCode, string> = {
 
 const declined = (code: DeclineCode): ChargeResult => ({ status: 'declined', code, message: DECLINE_MESSAGES[code] });
 
+interface AttemptRecord {
+  status: 'succeeded' | 'requires_action' | 'declined' | 'not_found';
+  code: DeclineCode | null;
+  message: string | null;
+}
+
+const asResult = (r: AttemptRecord): AttemptLookup =>
+  r.status === 'declined'
+    ? { status: 'declined', code: r.code!, message: r.message! }
+    : r.status === 'requires_action'
+      ? { status: 'requires_action', action: 'three_d_secure' }
+      : { status: r.status };
+
+/** An attempt closed by a not_found answer is refused if its confirmation arrives after all. */
+const asCharge = (r: AttemptRecord): ChargeResult => {
+  const res = asResult(r);
+  return res.status === 'not_found' ? declined('card_declined') : res;
+};
+
 /**
- * The built-in processor. It keeps no state of its own: customer ids are derived from our
- * reference (so a retried job gets the same id, as an idempotency key would give), and the
- * outcome of a charge is decided by the card number alone.
+ * The built-in processor. Customer ids are derived from our reference (a retried job gets the same
+ * id, as an idempotency key would give) and the outcome of a charge is decided by the card number.
+ * Intents and attempts are kept in its own tables (simulator_*), written with its own statements
+ * and never inside one of our transactions, the way a real processor keeps them on its side: so
+ * calls are idempotent (by session id, by payment id) and an attempt can be asked about again
+ * after a crash.
  */
-export function createSimulator(): Processor {
+export function createSimulator(sql: Sql): Processor {
+  async function record(intentId: string, attempt: string, r: ChargeResult): Promise<ChargeResult> {
+    const code = r.status === 'declined' ? r.code : null;
+    const message = r.status === 'declined' ? r.message : null;
+    await sql`
+      insert into simulator_attempts (attempt_id, intent_id, status, code, message)
+      values (${attempt}, ${intentId}, ${r.status}, ${code}, ${message})
+      on conflict (attempt_id) do nothing`;
+    // The first outcome stands: a retried confirmation answers it again.
+    const [row] = await sql<AttemptRecord[]>`select status, code, message from simulator_attempts where attempt_id = ${attempt}`;
+    return asCharge(row!);
+  }
+
   return {
     name: 'simulator',
     async createCustomer({ reference, livemode }) {
       const digest = createHash('sha256').update(`${livemode ? 'live' : 'test'}:${reference}`).digest('hex');
       return { id: `pcus_sim_${digest.slice(0, 24)}` };
     },
-    async createPaymentIntent() {
-      return { id: newId('pi') };
+    async createPaymentIntent({ reference, amount, currency, customer, livemode }) {
+      await sql`
+        insert into simulator_intents (id, reference, amount_cents, currency, customer, livemode)
+        values (${newId('pi')}, ${reference}, ${amount}, ${currency}, ${customer}, ${livemode})
+        on conflict (reference) do nothing`;
+      const [row] = await sql<{ id: string }[]>`select id from simulator_intents where reference = ${reference}`;
+      return { id: row!.id };
     },
-    async confirmPaymentIntent(_intentId, _attempt, card) {
+    async confirmPaymentIntent(intentId, attempt, card) {
       const decline = DECLINES[card.number];
-      if (decline) return declined(decline);
-      if (THREE_D_SECURE.has(card.number)) return { status: 'requires_action', action: 'three_d_secure' };
-      return { status: 'succeeded' };
+      if (decline) return record(intentId, attempt, declined(decline));
+      if (THREE_D_SECURE.has(card.number)) return record(intentId, attempt, { status: 'requires_action', action: 'three_d_secure' });
+      return record(intentId, attempt, { status: 'succeeded' });
     },
-    async completeAuthentication(_intentId, _attempt, outcome) {
-      return outcome === 'complete' ? { status: 'succeeded' } : declined('authentication_failed');
+    async completeAuthentication(intentId, attempt, outcome) {
+      const r = outcome === 'complete' ? ({ status: 'succeeded' } as const) : declined('authentication_failed');
+      const code = r.status === 'declined' ? r.code : null;
+      const message = r.status === 'declined' ? r.message : null;
+      await sql`
+        update simulator_attempts set status = ${r.status}, code = ${code}, message = ${message}, updated_at = now()
+        where attempt_id = ${attempt} and intent_id = ${intentId} and status = 'requires_action'`;
+      const [row] = await sql<AttemptRecord[]>`
+        select status, code, message from simulator_attempts where attempt_id = ${attempt} and intent_id = ${intentId}`;
+      if (!row) throw new Error(`simulator: no attempt ${attempt} on ${intentId}`);
+      return asCharge(row);
+    },
+    async retrieveAttempt(intentId, attempt) {
+      // Answering not_found closes the attempt (a tombstone), so a late confirmation cannot charge it.
+      await sql`
+        insert into simulator_attempts (attempt_id, intent_id, status) values (${attempt}, ${intentId}, 'not_found')
+        on conflict (attempt_id) do nothing`;
+      const [row] = await sql<AttemptRecord[]>`
+        select status, code, message from simulator_attempts where attempt_id = ${attempt} and intent_id = ${intentId}`;
+      return row ? asResult(row) : { status: 'not_found' };
     },
   };
 }

@@ -41,6 +41,15 @@ export class Queues {
     return q;
   }
 
+  /**
+   * Opens every queue and waits for each to be ready: called at start-up, while Redis answers.
+   * BullMQ readies a queue (reading the server version) when it is first opened; a queue first
+   * opened during an outage would wait for Redis, or fail for good, instead of failing fast.
+   */
+  async openAll(): Promise<void> {
+    await Promise.all(this.all().map((q) => q.waitUntilReady()));
+  }
+
   all(): Queue[] {
     return Object.values(QUEUE_NAMES).map((n) => this.get(n));
   }

@@ -281,9 +281,10 @@ describe('hosted page security', () => {
     const throttled = await payer.pay(cs.id);
     expect(throttled.status).toBe(429);
     expect(throttled.html).toContain('Too many payment attempts');
+    expect(Number(throttled.headers.get('retry-after'))).toBeGreaterThan(0);
     expect((await paymentsOf(cs.id)).length).toBe(10);
     expect((await session(cs.id)).status).toBe('OPEN');
-    const key2 = await t.s.redis.ttl(`${t.s.config.redisPrefix}:ratelimit:checkout-pay:${cs.id}`);
+    const key2 = await t.s.redis.ttl(`${t.s.config.redisPrefix}:ratelimit:pay-session:${cs.id}`);
     expect(key2).toBeGreaterThan(0);
   });
 });
@@ -301,7 +302,7 @@ describe('payment hooks', () => {
     expect((await session(cs.id)).status).toBe('OPEN');
   });
 
-  it('when a payment succeeds, then afterSuccess runs in its transaction, and a failing hook undoes the whole payment', async () => {
+  it('when a payment succeeds, then afterSuccess runs in its transaction, and a failing hook undoes that transaction: the charged attempt stays in flight for the sweeper', async () => {
     const seen: string[] = [];
     paymentHooks.push({
       beforeCharge: async () => null,
@@ -320,7 +321,12 @@ describe('payment hooks', () => {
     expect(res.status).toBe(500);
     expect(res.html).not.toContain('Error');
     expect((await session(boom.id)).status).toBe('OPEN');
-    expect(await paymentsOf(boom.id)).toEqual([]);
+    // The attempt was committed before the card was charged: it stays PENDING and in flight (the
+    // sweeper asks the processor again later), with no event recorded.
+    const [stuck] = await t.sql`select id, status, processing_since from payments where checkout_session_id = ${boom.id}`;
+    expect(stuck).toMatchObject({ status: 'PENDING' });
+    expect(stuck!.processing_since).toBeInstanceOf(Date);
     expect(await eventsFor(t, boom.id)).toEqual([]);
+    expect(await eventsFor(t, stuck!.id)).toEqual([]);
   });
 });

@@ -42,7 +42,7 @@ describe('POST /v1/checkout/sessions', () => {
       completed_at: null,
       metadata: { order: '42' },
     });
-    expect(cs.id).toMatch(/^cs_[0-9a-z]{26}$/);
+    expect(cs.id).toMatch(/^cs_[0-9a-z]{29}$/);
     expect(cs).not.toHaveProperty('amount');
     expect(cs.url).toBe(`${t.s.config.checkoutUrl}/${cs.id}`);
     expect(cs.expires_at - cs.created).toBe(24 * 3600);

@@ -25,7 +25,7 @@ describe('customers: create', () => {
     const res = await create(body);
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ ...body, object: 'customer', livemode: false, processor_customer_id: null });
-    expect(res.body.id).toMatch(/^cus_[0-9a-z]{26}$/);
+    expect(res.body.id).toMatch(/^cus_[0-9a-z]{29}$/);
     expect(res.body.created).toBeTypeOf('number');
     expect(res.body.updated).toBe(res.body.created);
     const [row] = await t.sql`select * from customers where id = ${res.body.id}`;

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonical } from '../../src/idempotency/middleware.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 let t: TestServer;
@@ -47,6 +48,37 @@ describe('Idempotency-Key', () => {
     expect(otherPath.status).toBe(400);
     expect(otherPath.body.error.type).toBe('idempotency_error');
     expect(await countByEmail('two@example.com')).toBe(0);
+  });
+
+  it('when a retry differs from the first request only in trailing slash or case, which Express routes the same, then the first answer is replayed', async () => {
+    const { test } = await t.account();
+    // Express routes these variants (case-insensitive, non-strict routing by default).
+    const plain = await post(test, 'variant-probe', { email: 'probe@example.com' }, '/V1/Customers/');
+    expect(plain.status).toBe(200);
+    expect(plain.body.object).toBe('customer');
+
+    const body = { email: 'slash@example.com' };
+    const first = await post(test, 'k-slash', body, '/v1/customers/');
+    expect(first.status).toBe(200);
+    for (const path of ['/v1/customers', '/V1/Customers', '/v1/CUSTOMERS/?expand=x']) {
+      const again = await post(test, 'k-slash', body, path);
+      expect(again.status, path).toBe(200);
+      expect(again.headers.get('idempotent-replayed'), path).toBe('true');
+      expect(again.body.id).toBe(first.body.id);
+    }
+    expect(await countByEmail('slash@example.com')).toBe(1);
+    // Another resource under a similar path is still another request.
+    const other = await post(test, 'k-slash', body, '/v1/customers/x/');
+    expect(other.status).toBe(400);
+    expect(other.body.error.code).toBe('idempotency_key_reused');
+  });
+
+  it('when parameters are nested far deeper than the call stack, then the fingerprint is computed without recursion', () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 100_000; i++) deep = i % 2 ? [deep] : { b: deep, a: 1 };
+    const text = canonical(deep);
+    expect(text.startsWith('[{"a":1,"b":[{"a":1,"b":[')).toBe(true);
+    expect(text.length).toBeGreaterThan(100_000);
   });
 
   it('when keys are scoped, then the same key in another mode or account is a new request', async () => {

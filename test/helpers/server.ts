@@ -78,6 +78,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     PORT: String(port),
     PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    // Every test payer comes from 127.0.0.1: the card-testing limits are set by the tests of them.
+    RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '0',
+    RATE_LIMIT_PAY_PER_CLIENT_PER_HOUR: '0',
     ...opts.env,
   });
   const s = await createServices(config, pino({ level: config.logLevel }));

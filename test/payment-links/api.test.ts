@@ -99,6 +99,7 @@ describe('POST /v1/payment-links', () => {
     expect(res.body.url).toBe(`${t.url}/l/${s}`);
   });
 
+  // Slugs across accounts and modes: test/payment-links/slugs.test.ts.
   it('when the slug is taken in the same account and mode, then it answers 400 with param slug', async () => {
     const s = slug('taken');
     expect((await create({ slug: s })).status).toBe(200);
@@ -109,25 +110,6 @@ describe('POST /v1/payment-links', () => {
     const moved = await patch(other.body.id, { slug: s });
     expect(moved.status).toBe(400);
     expect(moved.body.error.param).toBe('slug');
-  });
-
-  it('when the same slug is used in the other mode or another account, then it is accepted and every url opens its own link', async () => {
-    const s = slug('shared');
-    const b = await t.account();
-    const testA = await create({ slug: s, name: 'test A' });
-    const liveA = await create({ slug: s, name: 'live A' }, (await t.account()).live);
-    const testB = await create({ slug: s, name: 'test B' }, b.test);
-    expect([testA.status, liveA.status, testB.status]).toEqual([200, 200, 200]);
-    // The live link holds the pretty URL; the others are reached by id, so no URL opens another merchant's link.
-    expect(liveA.body.url).toBe(`${t.url}/l/${s}`);
-    const again = await t.request('GET', `/v1/payment-links/${testA.body.id}`, { key });
-    expect(again.body.url).toBe(`${t.url}/l/${testA.body.id}`);
-    const bAgain = await t.request('GET', `/v1/payment-links/${testB.body.id}`, { key: b.test });
-    expect(bAgain.body.url).toBe(`${t.url}/l/${testB.body.id}`);
-    for (const [link, name] of [[liveA.body, 'live A'], [again.body, 'test A'], [bAgain.body, 'test B']] as const) {
-      const page = await fetch(link.url);
-      expect(await page.text()).toContain(name);
-    }
   });
 
   it('when customer_id names a customer of this account and mode, then it is attached; of another mode, then 400', async () => {

@@ -1,0 +1,161 @@
+import type { Logger } from 'pino';
+import { withTx, type Tx } from '../db/tx.ts';
+import { recordEvent } from '../events/record.ts';
+import { ownerOf } from '../lib/owner.ts';
+import { presentPayment } from '../payments/presenter.ts';
+import * as payments from '../payments/store.ts';
+import type { PaymentRow } from '../payments/store.ts';
+import type { AttemptLookup } from '../processor/types.ts';
+import type { Services } from '../services.ts';
+import { expireInTx, unscheduleExpiry } from './expiry.ts';
+import { paymentHooks } from './hooks.ts';
+import { presentSession } from './presenter.ts';
+import * as store from './store.ts';
+import type { SessionRow } from './store.ts';
+
+export type PayResult =
+  | { kind: 'succeeded'; session: SessionRow; payment: PaymentRow }
+  | { kind: 'declined'; session: SessionRow; payment: PaymentRow }
+  | { kind: 'requires_action'; session: SessionRow; payment: PaymentRow }
+  | { kind: 'refused'; session: SessionRow; message: string }
+  | { kind: 'ended'; session: SessionRow }
+  | { kind: 'no_challenge'; session: SessionRow }
+  /** Another attempt of the session is with the processor, or ours has no recorded answer yet. */
+  | { kind: 'in_progress'; session: SessionRow };
+
+/**
+ * How long an attempt may stay in flight before the sweeper asks the processor about it. Longer
+ * than any processor call may take (a real processor's client must time out well before this), so
+ * the sweeper never races a request still waiting on its answer.
+ */
+export const SETTLE_IN_FLIGHT_AFTER_MS = 60_000;
+const SWEEP_BATCH = 200;
+
+/** What the payer is told when the processor never saw the attempt (a crash before the call). */
+const NOT_CHARGED = 'The payment could not be completed and your card was not charged. Please try again.';
+
+export async function failPending(tx: Tx, s: Services, session: SessionRow, code: string, message: string): Promise<void> {
+  for (const p of await payments.failAbandoned(tx.sql, ownerOf(session), session.id, code, message)) {
+    await recordEvent(tx, session.account_id, 'payment.failed', presentPayment(p, s.config.checkoutUrl));
+  }
+}
+
+export async function recordAttemptFailure(tx: Tx, s: Services, attempt: PaymentRow, code: string, message: string): Promise<PaymentRow> {
+  const payment = await payments.markFailed(tx.sql, ownerOf(attempt), attempt.id, code, message);
+  await recordEvent(tx, attempt.account_id, 'payment.failed', presentPayment(payment, s.config.checkoutUrl));
+  return payment;
+}
+
+/** The winning outcome: payment SUCCEEDED, session COMPLETE and paid, both events, the hooks, in one transaction. */
+async function succeed(tx: Tx, s: Services, session: SessionRow, attempt: PaymentRow): Promise<PayResult> {
+  const o = ownerOf(session);
+  // A charged attempt always completes its session: expiry leaves a session with an attempt in
+  // flight alone, and a second attempt is refused meanwhile, so the session is still OPEN here.
+  if (session.status !== 'OPEN') throw new Error(`payment ${attempt.id} was charged but session ${session.id} is ${session.status}`);
+  const payment = await payments.markSucceeded(tx.sql, o, attempt.id);
+  const completed = await store.markComplete(tx.sql, o, session.id, payment.id);
+  await recordEvent(tx, o.accountId, 'checkout.session.completed', presentSession(completed, s.config.checkoutUrl));
+  await recordEvent(tx, o.accountId, 'payment.succeeded', presentPayment(payment, s.config.checkoutUrl));
+  await failPending(tx, s, completed, 'authentication_abandoned', 'Another attempt paid the checkout session before this one was finished.');
+  for (const hook of paymentHooks) await hook.afterSuccess(tx, completed, payment);
+  tx.afterCommit(() => unscheduleExpiry(s, session.id));
+  return { kind: 'succeeded', session: completed, payment };
+}
+
+/** An answer recorded earlier (by the request or the sweeper, whichever came first), as a result. */
+function alreadyRecorded(session: SessionRow, payment: PaymentRow | undefined): PayResult {
+  if (!payment || session.status !== 'OPEN') {
+    return payment?.status === 'SUCCEEDED' ? { kind: 'succeeded', session, payment } : { kind: 'ended', session };
+  }
+  if (payment.status === 'FAILED') return { kind: 'declined', session, payment };
+  if (payment.status === 'PENDING' && payment.next_action && !payment.processing_since) return { kind: 'requires_action', session, payment };
+  return { kind: 'in_progress', session };
+}
+
+/**
+ * Transaction 2: records the processor's answer for an attempt in flight, under the session lock,
+ * and clears the in-flight mark. Idempotent: when the attempt is no longer in flight (the request
+ * and the sweeper both got an answer), the one that comes second changes nothing. A session whose
+ * expires_at passed while it waited is expired once a non-paying answer is recorded.
+ */
+export async function recordOutcome(s: Services, attempt: PaymentRow, result: AttemptLookup, log: Logger): Promise<PayResult> {
+  const o = ownerOf(attempt);
+  return withTx(s, log, async (tx): Promise<PayResult> => {
+    const session = await store.lockSession(tx.sql, o, attempt.checkout_session_id!);
+    if (!session) throw new Error(`checkout session ${attempt.checkout_session_id} vanished`);
+    const current = await payments.lockInFlight(tx.sql, attempt.id);
+    if (!current) {
+      const recorded = await payments.findPayment(tx.sql, o, attempt.id);
+      if (result.status === 'succeeded' && recorded?.status !== 'SUCCEEDED') {
+        log.error({ paymentId: attempt.id, status: recorded?.status }, 'the processor charged an attempt recorded otherwise: refund it');
+      }
+      return alreadyRecorded(session, recorded);
+    }
+    if (result.status === 'succeeded') return succeed(tx, s, session, current);
+    let answer: PayResult;
+    if (result.status === 'requires_action') {
+      answer = { kind: 'requires_action', session, payment: await payments.markRequiresAction(tx.sql, o, current.id) };
+    } else if (result.status === 'declined') {
+      answer = { kind: 'declined', session, payment: await recordAttemptFailure(tx, s, current, result.code, result.message) };
+    } else {
+      answer = { kind: 'declined', session, payment: await recordAttemptFailure(tx, s, current, 'processing_error', NOT_CHARGED) };
+    }
+    if (session.status === 'OPEN' && session.expires_at.getTime() <= Date.now()) {
+      const expired = await expireInTx(tx, s, o, session.id, new Date());
+      if (expired) {
+        tx.afterCommit(() => unscheduleExpiry(s, session.id));
+        return { kind: 'ended', session: expired };
+      }
+    }
+    return answer;
+  });
+}
+
+/**
+ * Calls the processor for an attempt committed in flight, with no transaction open, then records
+ * the answer. A call that fails (timeout, connection lost) leaves the attempt in flight: its
+ * outcome is unknown, so only the sweeper, asking the processor again, may settle it.
+ */
+export async function callAndRecord(
+  s: Services,
+  session: SessionRow,
+  attempt: PaymentRow,
+  log: Logger,
+  call: () => Promise<AttemptLookup>,
+): Promise<PayResult> {
+  let result: AttemptLookup;
+  try {
+    result = await call();
+  } catch (err) {
+    log.error({ err, paymentId: attempt.id }, 'processor call failed; the payment stays in flight until the sweeper settles it');
+    return { kind: 'in_progress', session };
+  }
+  return recordOutcome(s, attempt, result, log);
+}
+
+/**
+ * The sweeper (run by the reconcile pass): attempts left in flight for longer than
+ * SETTLE_IN_FLIGHT_AFTER_MS, by a crash between the processor call and transaction 2, are settled
+ * by asking the processor again (idempotent by our payment id): charged ones complete their
+ * session with both events and the hooks; declined or never seen ones fail with payment.failed.
+ * Safe with two workers: recordOutcome changes only an attempt still in flight, under its lock.
+ */
+export async function settleStuckPayments(s: Services): Promise<number> {
+  const log = s.log.child({ reconciler: 'payments-in-flight' });
+  const stuck = await payments.stuckInFlight(s.sql, new Date(Date.now() - SETTLE_IN_FLIGHT_AFTER_MS), SWEEP_BATCH);
+  let settled = 0;
+  for (const p of stuck) {
+    try {
+      const result: AttemptLookup = p.payment_intent_id
+        ? await s.processor.retrieveAttempt(p.payment_intent_id, p.id)
+        : { status: 'not_found' };
+      const outcome = await recordOutcome(s, p, result, log);
+      settled++;
+      log.warn({ paymentId: p.id, sessionId: p.checkout_session_id, processor: result.status, outcome: outcome.kind }, 'settled a payment left in flight');
+    } catch (err) {
+      // Left for the next pass; the other attempts of the batch go ahead.
+      log.error({ err, paymentId: p.id }, 'could not settle a payment left in flight');
+    }
+  }
+  return settled;
+}

@@ -1,0 +1,293 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { ERROR_CODES, type ErrorCode } from '../../src/lib/errors.ts';
+import { createSession, Payer } from '../checkout/helpers.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { createLink, pathOf } from '../payment-links/helpers.ts';
+import { encode, hostileBody, hostileParams, idSegment, NUMBER_EDGES, NUMBER_TEXT_EDGES, paramsText, TEXT_EDGES } from './hostile.ts';
+
+/**
+ * Property: whatever a client sends to any endpoint or hosted page, the answer is not a 5xx, comes
+ * within ANSWER_MS, and on /v1 every error is the one error shape with a Request-Id. A fixed seed
+ * keeps runs repeatable; FUZZ_SEED and FUZZ_RUNS override it (fast-check prints the seed and
+ * the failing request on failure).
+ */
+const SEED = Number(process.env.FUZZ_SEED ?? 90006);
+const RUNS = Number(process.env.FUZZ_RUNS ?? 100);
+const ANSWER_MS = 5_000;
+
+interface Route {
+  method: string;
+  /** `:id` is replaced by a generated segment (mostly one of `ids`). */
+  path: string;
+  ids?: () => string[];
+  /** A valid body (JSON on /v1, a form on the hosted pages); none for reads. */
+  body?: () => Record<string, unknown>;
+  fields?: string[];
+  query?: () => Record<string, string>;
+  params?: string[];
+  /** Hosted-page forms carry the CSRF cookie and token of this payer. */
+  payer?: () => Payer;
+}
+
+let t: TestServer;
+let key: string;
+const fx: Record<string, string> = {};
+const sessionId = async (body?: Record<string, unknown>) => (await createSession(t, key, body)).id as string;
+const payers: Record<string, Payer> = {};
+
+beforeAll(async () => {
+  t = await startTestServer({
+    // The card-testing limits would answer 429 before the form checks this test is after.
+    env: { RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '1000000', RATE_LIMIT_PAY_PER_CLIENT_PER_HOUR: '1000000', RATE_LIMIT_PAY_PER_SESSION_PER_HOUR: '1000000' },
+  });
+  key = (await t.account()).test;
+  const post = async (path: string, body: unknown) => {
+    const res = await t.request('POST', path, { key, body });
+    if (res.status !== 200) throw new Error(`${path}: ${res.status} ${JSON.stringify(res.body)}`);
+    return res.body.id as string;
+  };
+  fx.cus = await post('/v1/customers', { email: 'fuzz@example.com' });
+  fx.cusGone = await post('/v1/customers', { email: 'gone@example.com' });
+  fx.we = await post('/v1/webhook-endpoints', { url: 'https://example.com/hook', enabled_events: ['*'] });
+  fx.weGone = await post('/v1/webhook-endpoints', { url: 'https://example.com/gone', enabled_events: ['*'] });
+  const link = await createLink(t, key, { slug: 'fuzz-link', collect_name: true, collect_email: true, collect_phone: true });
+  fx.pl = link.id;
+  fx.cs = await sessionId({ customer_id: fx.cus, line_items: [{ name: 'Tea', quantity: 2, amount: 500 }], amount: undefined });
+  fx.csExpire = await sessionId();
+  fx.csPage = await sessionId();
+  const cs3ds = (fx.cs3ds = await sessionId());
+
+  payers.page = new Payer(t);
+  await payers.page.get(`/checkout/${fx.csPage}`);
+  payers.challenge = new Payer(t);
+  const challenged = await payers.challenge.pay(cs3ds, { card_number: '4000 0000 0000 3220' });
+  fx.pay = /payment=(pay_[0-9a-z]+)/.exec(challenged.location ?? '')?.[1] ?? '';
+  if (!fx.pay) throw new Error(`no 3-D Secure challenge: ${challenged.status}`);
+  await payers.challenge.get(`/checkout/${fx.cs3ds}/authenticate?payment=${fx.pay}`);
+  payers.link = new Payer(t);
+  await payers.link.get(pathOf(link.url));
+
+  await post(`/v1/checkout/sessions/${await sessionId()}/expire`, {}); // an event, with deliveries to resend
+  const events = await t.request('GET', '/v1/events?limit=1', { key });
+  fx.evt = events.body.data[0].id;
+});
+afterAll(() => t?.close());
+
+const ids = (...names: string[]) => () => names.map((n) => fx[n]!);
+const listParams = ['limit', 'starting_after', 'ending_before'];
+const inADay = () => Math.floor(Date.now() / 1000) + 86_400;
+const session = () => ({ amount: 1999, currency: 'usd', success_url: 'https://merchant.example/ok', expires_at: inADay() - 3600 });
+const sessionFields = ['amount', 'currency', 'success_url', 'cancel_url', 'line_items', 'customer_id', 'customer_email', 'description', 'metadata', 'expires_at'];
+const linkFields = ['amount', 'currency', 'type', 'name', 'slug', 'description', 'customer_id', 'collect_name', 'collect_email', 'collect_phone', 'installment_enabled', 'quantity_limit', 'expires_at', 'metadata', 'status'];
+const customerFields = ['email', 'first_name', 'last_name', 'phone', 'company_name', 'notes', 'metadata'];
+const endpointFields = ['url', 'enabled_events', 'description', 'is_active'];
+const cardForm = { email: 'payer@example.com', name: 'Ada Lovelace', card_number: '4000 0000 0000 0002', expiry: '12/34', cvc: '123' };
+
+// Every route of src/*/routes.ts, src/checkout/pages.ts and src/payment-links/public.ts.
+const API: Route[] = [
+  { method: 'GET', path: '/v1/account' },
+  { method: 'POST', path: '/v1/customers', body: () => ({ email: 'a@b.co', first_name: 'Ada' }), fields: customerFields },
+  { method: 'GET', path: '/v1/customers', query: () => ({ limit: '2', email: 'fuzz@example.com' }), params: [...listParams, 'email'] },
+  { method: 'GET', path: '/v1/customers/:id', ids: ids('cus') },
+  { method: 'PATCH', path: '/v1/customers/:id', ids: ids('cus'), body: () => ({ first_name: 'Grace' }), fields: customerFields },
+  { method: 'DELETE', path: '/v1/customers/:id', ids: ids('cusGone') },
+  { method: 'POST', path: '/v1/payment-links', body: () => ({ amount: 2500, currency: 'usd', name: 'Ticket', quantity_limit: 5, expires_at: inADay() }), fields: linkFields },
+  { method: 'GET', path: '/v1/payment-links', query: () => ({ limit: '3', status: 'ACTIVE' }), params: [...listParams, 'status', 'type'] },
+  { method: 'GET', path: '/v1/payment-links/:id', ids: ids('pl') },
+  { method: 'PATCH', path: '/v1/payment-links/:id', ids: ids('pl'), body: () => ({ description: 'Row A', expires_at: inADay(), quantity_limit: 50 }), fields: linkFields },
+  { method: 'GET', path: '/v1/payment-links/:id/analytics', ids: ids('pl') },
+  { method: 'POST', path: '/v1/checkout/sessions', body: session, fields: sessionFields },
+  { method: 'GET', path: '/v1/checkout/sessions', query: () => ({ limit: '2', status: 'OPEN' }), params: [...listParams, 'status', 'customer_id'] },
+  { method: 'GET', path: '/v1/checkout/sessions/:id', ids: ids('cs') },
+  { method: 'POST', path: '/v1/checkout/sessions/:id/expire', ids: ids('csExpire'), body: () => ({}), fields: ['reason'] },
+  { method: 'GET', path: '/v1/payments', query: () => ({ limit: '2', status: 'PENDING' }), params: [...listParams, 'status', 'customer'] },
+  { method: 'GET', path: '/v1/payments/:id', ids: ids('pay') },
+  { method: 'POST', path: '/v1/webhook-endpoints', body: () => ({ url: 'https://example.com/h', enabled_events: ['payment.succeeded'] }), fields: endpointFields },
+  { method: 'GET', path: '/v1/webhook-endpoints', query: () => ({ limit: '1' }), params: listParams },
+  { method: 'GET', path: '/v1/webhook-endpoints/:id', ids: ids('we') },
+  { method: 'PATCH', path: '/v1/webhook-endpoints/:id', ids: ids('we'), body: () => ({ description: 'main' }), fields: endpointFields },
+  { method: 'DELETE', path: '/v1/webhook-endpoints/:id', ids: ids('weGone') },
+  { method: 'POST', path: '/v1/webhook-endpoints/:id/rotate-secret', ids: ids('we'), body: () => ({}), fields: ['expires_in'] },
+  { method: 'GET', path: '/v1/events', query: () => ({ limit: '2', 'created[gte]': '0', 'created[lte]': '253402300799' }), params: [...listParams, 'type', 'created[gte]', 'created[lte]'] },
+  { method: 'GET', path: '/v1/events/:id', ids: ids('evt') },
+  { method: 'GET', path: '/v1/events/:id/deliveries', ids: ids('evt'), query: () => ({ limit: '1' }), params: listParams },
+  { method: 'POST', path: '/v1/events/:id/resend', ids: ids('evt'), body: () => ({ endpoint_id: fx.we }), fields: ['endpoint_id'] },
+  { method: 'GET', path: '/v1/event-types' },
+];
+
+const PAGES: Route[] = [
+  { method: 'GET', path: '/checkout/:id', ids: ids('csPage', 'cs3ds'), query: () => ({}), params: ['src', 'x'] },
+  { method: 'POST', path: '/checkout/:id/pay', ids: ids('csPage'), payer: () => payers.page!, body: () => ({ ...cardForm }), fields: Object.keys(cardForm) },
+  { method: 'GET', path: '/checkout/:id/authenticate', ids: ids('cs3ds'), query: () => ({ payment: fx.pay! }), params: ['payment'] },
+  { method: 'POST', path: '/checkout/:id/authenticate', ids: ids('cs3ds'), payer: () => payers.challenge!, body: () => ({ payment: fx.pay!, outcome: 'x' }), fields: ['payment', 'outcome'] },
+  { method: 'GET', path: '/checkout/:id/receipt', ids: ids('csPage') },
+  { method: 'GET', path: '/l/:id', ids: () => [fx.pl!, 'fuzz-link'], query: () => ({ src: 'QR' }), params: ['src'] },
+  { method: 'POST', path: '/l/:id', ids: () => ['fuzz-link', fx.pl!], payer: () => payers.link!, body: () => ({ src: 'QR', name: 'Ada', email: 'a@b.co', phone: '+1 415 555 0100' }), fields: ['src', 'name', 'email', 'phone'] },
+  { method: 'GET', path: '/l/:id/paid', ids: () => ['fuzz-link'], query: () => ({ session: fx.cs! }), params: ['session'] },
+];
+
+interface Generated {
+  method: string;
+  segment: string;
+  query: string;
+  body: string | null;
+  contentType: string | null;
+  auth: 'key' | 'none' | 'garbage';
+  idempotencyKey: string | null;
+}
+
+/**
+ * One request: mostly a valid one with a single part made hostile (the body, the query, the id
+ * in the path, or a header), so that the hostile value reaches the code behind the first check;
+ * sometimes everything hostile at once.
+ */
+function requestArb(route: Route, page: boolean): fc.Arbitrary<Generated> {
+  const defaultType = page ? 'application/x-www-form-urlencoded' : 'application/json';
+  const base = route.body?.() ?? {};
+  const form = Object.fromEntries(Object.entries(base).map(([k, v]) => [k, String(v)]));
+  const valid: Generated = {
+    method: route.method,
+    segment: route.ids?.()[0] ?? '',
+    query: route.query ? paramsText(route.query()) : '',
+    body: route.body ? (page ? paramsText(form) : JSON.stringify(base)) : null,
+    contentType: defaultType,
+    auth: 'key',
+    idempotencyKey: null,
+  };
+  const body: fc.Arbitrary<string | null> = route.body
+    ? page
+      ? hostileParams(form, route.fields!)
+      : hostileBody(base, route.fields!)
+    : fc.option(hostileBody({}, ['a']), { freq: 6 });
+  const query = route.query ? hostileParams(route.query(), route.params!) : fc.option(hostileParams({}, ['limit']), { freq: 6, nil: '' });
+  const segment = route.ids ? idSegment(route.ids()) : fc.constant('');
+  const method = fc.constantFrom('GET', 'POST', 'PATCH', 'DELETE', 'PUT', 'OPTIONS', 'HEAD');
+  const contentType = fc.constantFrom(null, 'text/plain', 'application/json; charset=utf-16', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/json');
+  const auth = fc.constantFrom('none' as const, 'garbage' as const);
+  const idempotencyKey = fc.constantFrom('', ' ', 'k'.repeat(256), 'ÿ\u00a0', 'same-key');
+  const all = fc.record({
+    method: fc.oneof({ weight: 6, arbitrary: fc.constant(route.method) }, method),
+    segment,
+    query,
+    body,
+    contentType,
+    auth: fc.constant('key' as const),
+    idempotencyKey: fc.option(fc.uuid(), { freq: 2 }),
+  });
+  // Half the requests carry a fresh Idempotency-Key, so that the key's fingerprint sees every body.
+  const withKey = (g: fc.Arbitrary<Generated>) => fc.tuple(g, fc.option(fc.uuid(), { freq: 2 })).map(([r, k]) => ({ ...r, idempotencyKey: r.idempotencyKey ?? k }));
+  return withKey(fc.oneof(
+    { weight: route.body ? 6 : 1, arbitrary: body.map((b) => ({ ...valid, body: b })) },
+    { weight: route.query ? 5 : 1, arbitrary: query.map((q) => ({ ...valid, query: q })) },
+    { weight: route.ids ? 2 : 0, arbitrary: segment.map((seg) => ({ ...valid, segment: seg })) },
+    {
+      weight: 1,
+      arbitrary: fc.oneof(
+        method.map((m) => ({ ...valid, method: m })),
+        contentType.map((c) => ({ ...valid, contentType: c })),
+        auth.map((a) => ({ ...valid, auth: a })),
+        idempotencyKey.map((k) => ({ ...valid, idempotencyKey: k })),
+      ),
+    },
+    { weight: 2, arbitrary: all },
+  ));
+}
+
+async function send(route: Route, g: Generated, page: boolean) {
+  const path = route.path.replace(':id', g.segment) + (g.query ? `?${g.query}` : '');
+  const headers: Record<string, string> = {};
+  if (!page && g.auth === 'key') headers.authorization = `Bearer ${key}`;
+  if (g.auth === 'garbage') headers.authorization = 'Bearer sk_test_%00\u00ff';
+  if (g.idempotencyKey !== null) headers['idempotency-key'] = g.idempotencyKey;
+  const payer = route.payer?.();
+  let body = g.method === 'GET' || g.method === 'HEAD' ? undefined : (g.body ?? undefined);
+  if (payer) {
+    headers.cookie = payer.cookie;
+    if (body !== undefined) body = `_csrf=${payer.token}&${body}`;
+  }
+  if (body !== undefined && g.contentType) headers['content-type'] = g.contentType;
+  const started = Date.now();
+  let res: Response;
+  try {
+    res = await fetch(t.url + path, { method: g.method, headers, body, redirect: 'manual', signal: AbortSignal.timeout(ANSWER_MS) });
+  } catch (err) {
+    throw new Error(`${g.method} ${path}: no answer within ${ANSWER_MS} ms (${(err as Error).message})`, { cause: err });
+  }
+  const text = await res.text();
+  return { path, status: res.status, headers: res.headers, text, ms: Date.now() - started };
+}
+
+function checkAnswer(g: Generated, a: Awaited<ReturnType<typeof send>>) {
+  const what = `${g.method} ${a.path.slice(0, 300)} -> ${a.status} ${a.text.slice(0, 300)}`;
+  if (a.status >= 500) throw new Error(`5xx: ${what}`);
+  if (!a.headers.get('request-id')?.startsWith('req_')) throw new Error(`no Request-Id: ${what}`);
+  if (!a.path.startsWith('/v1') || a.status < 400 || g.method === 'HEAD') return;
+  const body = JSON.parse(a.text) as { error: { type: string; code: ErrorCode; message: string; param?: string } };
+  const { type, code, message, param, ...extra } = body.error;
+  const shapeOk =
+    Object.keys(body).length === 1 &&
+    Object.keys(extra).length === 0 &&
+    typeof message === 'string' &&
+    (param === undefined || typeof param === 'string') &&
+    ERROR_CODES[code]?.[0] === a.status &&
+    ERROR_CODES[code]?.[1] === type;
+  if (!shapeOk) throw new Error(`not the one error shape: ${what}`);
+}
+
+async function fuzz(route: Route, page: boolean) {
+  await fc.assert(
+    fc.asyncProperty(requestArb(route, page), async (g) => checkAnswer(g, await send(route, g, page))),
+    // Routes that take a body have the most to check: three times the runs.
+    { seed: SEED, numRuns: route.body ? RUNS * 3 : RUNS, endOnFailure: true },
+  );
+}
+
+/** Every field (and query parameter) of the route in turn gets every edge value, the rest valid. */
+function edgeRequests(route: Route, page: boolean): Generated[] {
+  const base = route.body?.() ?? {};
+  const form = Object.fromEntries(Object.entries(base).map(([k, v]) => [k, String(v)]));
+  const query = route.query?.() ?? {};
+  const valid: Generated = {
+    method: route.method,
+    segment: route.ids?.()[0] ?? '',
+    query: paramsText(query),
+    body: route.body ? (page ? paramsText(form) : JSON.stringify(base)) : null,
+    contentType: page ? 'application/x-www-form-urlencoded' : 'application/json',
+    auth: 'key',
+    idempotencyKey: null,
+  };
+  const out: Generated[] = [];
+  const without = (o: Record<string, string>, k: string) => paramsText(Object.fromEntries(Object.entries(o).filter(([key]) => key !== k)));
+  const textValues = [...NUMBER_TEXT_EDGES.map(encode), '%00', '%ED%A0%80', 'a%00b', encode('\ud800')];
+  for (const k of route.params ?? []) {
+    for (const v of textValues) out.push({ ...valid, query: [without(query, k), `${encode(k)}=${v}`].filter(Boolean).join('&') });
+  }
+  for (const k of new Set([...Object.keys(base), ...(route.fields ?? [])])) {
+    if (page) {
+      for (const v of textValues) out.push({ ...valid, body: [without(form, k), `${encode(k)}=${v}`].filter(Boolean).join('&') });
+    } else {
+      for (const v of [...NUMBER_EDGES, ...TEXT_EDGES]) out.push({ ...valid, body: JSON.stringify({ ...base, [k]: v }) });
+    }
+  }
+  return out;
+}
+
+describe('no 5xx from any input', () => {
+  it.each([...API.map((r) => [r, false] as const), ...PAGES.map((r) => [r, true] as const)].filter(([r]) => r.body || r.params).map(([r, page]) => [`${r.method} ${r.path}`, r, page] as const))(
+    'when each field of %s in turn holds each edge value (NUL, lone surrogate, numbers past every bound), then no answer is a 5xx',
+    async (_name, route, page) => {
+      for (const g of edgeRequests(route, page)) checkAnswer(g, await send(route, g, page));
+    },
+  );
+
+  it.each(API.map((r) => [`${r.method} ${r.path}`, r] as const))(
+    'when hostile values reach %s, then every answer is below 500, prompt, and in the one error shape',
+    async (_name, route) => fuzz(route, false),
+  );
+
+  it.each(PAGES.map((r) => [`${r.method} ${r.path}`, r] as const))(
+    'when hostile values reach the hosted page %s, then every answer is below 500 and prompt',
+    async (_name, route) => fuzz(route, true),
+  );
+});

@@ -1,0 +1,264 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../src/config.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { createLink, pathOf } from './helpers.ts';
+
+const DECLINE = '4000000000000002';
+
+/** One browser at one client address (X-Forwarded-For, believed only when TRUST_PROXY allows). */
+class Client {
+  cookie = '';
+  token = '';
+  linkToken = '';
+  readonly t: TestServer;
+  address: string;
+  constructor(t: TestServer, address: string) {
+    this.t = t;
+    this.address = address;
+  }
+
+  async send(method: 'GET' | 'POST', path: string, form?: Record<string, string>) {
+    const headers: Record<string, string> = { 'x-forwarded-for': this.address };
+    if (this.cookie) headers.cookie = this.cookie;
+    const body = form ? new URLSearchParams({ _csrf: this.token, ...form }).toString() : undefined;
+    if (body) headers['content-type'] = 'application/x-www-form-urlencoded';
+    const res = await fetch(this.t.url + path, { method, headers, body, redirect: 'manual' });
+    const setCookie = res.headers.get('set-cookie');
+    if (setCookie) this.cookie = setCookie.split(';')[0]!;
+    const html = await res.text();
+    const token = /name="_csrf" value="([^"]+)"/.exec(html);
+    if (token) this.token = token[1]!;
+    return { status: res.status, location: res.headers.get('location'), retryAfter: res.headers.get('retry-after'), html };
+  }
+
+  /** Posts the link's form: the new session's id, or the refusal. */
+  async openSession(linkPath: string) {
+    // The link page's token is reused for every post, as a scripted client would.
+    if (!this.linkToken) {
+      await this.send('GET', linkPath);
+      this.linkToken = this.token;
+    }
+    this.token = this.linkToken;
+    const res = await this.send('POST', linkPath, { src: 'DIRECT', email: 'tester@example.com', name: 'Card Tester' });
+    const id = res.status === 303 ? /\/(cs_[0-9a-z]+)/.exec(res.location!)![1]! : null;
+    return { ...res, sessionId: id };
+  }
+
+  async pay(sessionId: string, card = DECLINE) {
+    await this.send('GET', `/checkout/${sessionId}`);
+    return this.send('POST', `/checkout/${sessionId}/pay`, {
+      email: 'tester@example.com',
+      name: 'Card Tester',
+      card_number: card,
+      expiry: '12/34',
+      cvc: '123',
+    });
+  }
+}
+
+const sessionsOf = async (t: TestServer, linkId: string) =>
+  (await t.sql<{ n: number }[]>`select count(*)::int as n from checkout_sessions where payment_link_id = ${linkId}`)[0]!.n;
+const declinesOf = async (t: TestServer, linkId: string) =>
+  (await t.sql<{ n: number }[]>`select count(*)::int as n from payments where payment_link_id = ${linkId} and status = 'FAILED'`)[0]!.n;
+
+/** The shipped defaults, so that this file shows what a deployment gets without tuning. */
+const DEFAULTS = loadConfig({}).rateLimits;
+
+describe('card testing through a live link, with the default limits', () => {
+  let t: TestServer;
+  let live: string;
+  beforeAll(async () => {
+    t = await startTestServer({
+      env: {
+        TRUST_PROXY: 'loopback',
+        RATE_LIMIT_LINK_SESSIONS_PER_HOUR: String(DEFAULTS.linkSessionsPerHour),
+        RATE_LIMIT_PAY_PER_CLIENT_PER_HOUR: String(DEFAULTS.payPerClientPerHour),
+        RATE_LIMIT_PAY_PER_SESSION_PER_HOUR: String(DEFAULTS.payPerSessionPerHour),
+      },
+    });
+    live = (await t.account()).live;
+  });
+  afterAll(() => t.close());
+
+  it('when one client posts the link form and declining cards again and again, then it gets 429 pages past the limits and at most the configured card attempts', async () => {
+    const link = await createLink(t, live, { slug: null });
+    const path = pathOf(link.url);
+    const tester = new Client(t, '203.0.113.7');
+    const answers = { declined: 0, payThrottled: 0, linkThrottled: 0 };
+    let firstLinkThrottle: Awaited<ReturnType<Client['openSession']>> | null = null;
+    let sessionsWhenThrottled = -1;
+
+    for (let i = 0; i < 60; i++) {
+      const opened = await tester.openSession(path);
+      if (opened.status === 429) {
+        answers.linkThrottled++;
+        if (!firstLinkThrottle) {
+          firstLinkThrottle = opened;
+          sessionsWhenThrottled = await sessionsOf(t, link.id);
+        }
+        continue;
+      }
+      expect(opened.status).toBe(303);
+      for (let k = 0; k < 3; k++) {
+        const paid = await tester.pay(opened.sessionId!);
+        if (paid.status === 402) answers.declined++;
+        else {
+          expect(paid.status).toBe(429);
+          expect(paid.html).toContain('Too many payment attempts');
+          expect(Number(paid.retryAfter)).toBeGreaterThan(0);
+          answers.payThrottled++;
+        }
+      }
+    }
+
+    // Card attempts: bounded by the per-client pay limit, whatever the number of sessions.
+    expect(answers.declined).toBe(DEFAULTS.payPerClientPerHour);
+    expect(answers.payThrottled).toBe(DEFAULTS.linkSessionsPerHour * 3 - DEFAULTS.payPerClientPerHour);
+    expect(answers.linkThrottled).toBe(60 - DEFAULTS.linkSessionsPerHour);
+    expect(firstLinkThrottle!.html).toContain('Too many checkouts were started from your network');
+    expect(firstLinkThrottle!.html).toMatch(/<html/i);
+    expect(Number(firstLinkThrottle!.retryAfter)).toBeGreaterThan(3000);
+    // In the database: one failed payment per card attempt, and no session once throttled.
+    expect(await declinesOf(t, link.id)).toBe(DEFAULTS.payPerClientPerHour);
+    expect(sessionsWhenThrottled).toBe(DEFAULTS.linkSessionsPerHour);
+    expect(await sessionsOf(t, link.id)).toBe(DEFAULTS.linkSessionsPerHour);
+    expect(DEFAULTS.payPerClientPerHour).toBeLessThanOrEqual(36); // "a few dozen" per hour
+  });
+
+  it('when one client is throttled, then another client address on the same link is not', async () => {
+    const link = await createLink(t, live);
+    const path = pathOf(link.url);
+    const tester = new Client(t, '198.51.100.20');
+    for (let i = 0; i < DEFAULTS.linkSessionsPerHour; i++) expect((await tester.openSession(path)).status).toBe(303);
+    expect((await tester.openSession(path)).status).toBe(429);
+
+    const payer = new Client(t, '198.51.100.21');
+    const opened = await payer.openSession(path);
+    expect(opened.status).toBe(303);
+    expect((await payer.pay(opened.sessionId!, DECLINE)).status).toBe(402);
+    expect((await payer.pay(opened.sessionId!, '4242424242424242')).status).toBe(303);
+    const [session] = await t.sql`select status from checkout_sessions where id = ${opened.sessionId}`;
+    expect(session!.status).toBe('COMPLETE');
+  });
+});
+
+describe('client address without TRUST_PROXY', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({ env: { RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '3' } });
+  });
+  afterAll(() => t.close());
+
+  it('when TRUST_PROXY is not set, then a client that changes X-Forwarded-For on every post is still one client', async () => {
+    const link = await createLink(t, (await t.account()).live);
+    const path = pathOf(link.url);
+    const statuses: number[] = [];
+    const client = new Client(t, '192.0.2.1');
+    for (let i = 0; i < 6; i++) {
+      client.address = `192.0.2.${i + 1}`;
+      statuses.push((await client.openSession(path)).status);
+    }
+    expect(statuses).toEqual([303, 303, 303, 429, 429, 429]);
+    expect(await sessionsOf(t, link.id)).toBe(3);
+  });
+});
+
+describe('IPv6 clients', () => {
+  let t: TestServer;
+  beforeAll(async () => {
+    t = await startTestServer({ env: { TRUST_PROXY: 'loopback', RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '2' } });
+  });
+  afterAll(() => t.close());
+
+  it('when a client takes a new IPv6 address of its /64 for every post, then it is still one client; another /64 is not', async () => {
+    const link = await createLink(t, (await t.account()).live);
+    const path = pathOf(link.url);
+    const client = new Client(t, '2001:db8:1:2::1');
+    const statuses: number[] = [];
+    for (const address of ['2001:db8:1:2::1', '2001:db8:1:2::a:b', '2001:0db8:0001:0002:ffff:1:2:3', '2001:DB8:1:2::7']) {
+      client.address = address;
+      statuses.push((await client.openSession(path)).status);
+    }
+    expect(statuses).toEqual([303, 303, 429, 429]);
+    client.address = '2001:db8:1:3::1';
+    expect((await client.openSession(path)).status).toBe(303);
+    expect(await sessionsOf(t, link.id)).toBe(3);
+  });
+});
+
+/** A Redis of this file only, on a free port: the shared one is never stopped. */
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+async function startRedis(port: number): Promise<ChildProcess> {
+  const child = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' });
+  const probe = new Redis({ port, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  probe.on('error', () => {});
+  for (let i = 0; ; i++) {
+    try {
+      await probe.connect();
+      await probe.ping();
+      probe.disconnect();
+      return child;
+    } catch (err) {
+      if (i > 50) throw err;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
+const exited = (child: ChildProcess) => child.exitCode !== null || child.signalCode !== null;
+
+async function stopRedis(child: ChildProcess): Promise<void> {
+  if (exited(child)) return;
+  const gone = new Promise((r) => child.once('exit', r));
+  child.kill('SIGKILL');
+  await gone;
+}
+
+describe('Redis down', () => {
+  let t: TestServer;
+  let port: number;
+  let redis: ChildProcess;
+  beforeAll(async () => {
+    port = await freePort();
+    redis = await startRedis(port);
+    t = await startTestServer({
+      env: { REDIS_URL: `redis://127.0.0.1:${port}`, TRUST_PROXY: 'loopback', RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '4' },
+    });
+  });
+  afterAll(async () => {
+    // A fresh Redis on the same port lets the server close cleanly.
+    if (exited(redis)) redis = await startRedis(port);
+    for (let i = 0; i < 100 && t.s.redis.status !== 'ready'; i++) await new Promise((r) => setTimeout(r, 100));
+    await t.close().finally(() => stopRedis(redis));
+  });
+
+  it('when Redis stops, then the limits are counted in memory: answered at once, and still refused past the limit', async () => {
+    const link = await createLink(t, (await t.account()).test);
+    const path = pathOf(link.url);
+    const client = new Client(t, '203.0.113.99');
+    expect((await client.openSession(path)).status).toBe(303);
+    expect(await t.s.redis.exists(`${t.s.config.redisPrefix}:ratelimit:link-sessions:${link.id}:203.0.113.99`)).toBe(1);
+
+    await stopRedis(redis);
+    const statuses: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      const started = Date.now();
+      const res = await client.openSession(path);
+      // Liveness, not performance: the limiter never waits on a Redis that is gone.
+      expect(Date.now() - started).toBeLessThan(2000);
+      statuses.push(res.status === 429 ? 429 : 0);
+    }
+    // The memory count starts afresh in this process: 4 more, then refused.
+    expect(statuses).toEqual([0, 0, 0, 0, 429, 429, 429]);
+  });
+});

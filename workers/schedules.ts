@@ -1,0 +1,80 @@
+import type { QueueName } from '../src/queue/queues.ts';
+import type { Services } from '../src/services.ts';
+
+export interface Schedule {
+  queue: QueueName;
+  id: string;
+  everyMs: number;
+  name: string;
+}
+
+/** The keeper looks at least this often, and at most once a second, whatever the intervals. */
+const MAX_CHECK_MS = 60_000;
+const MIN_CHECK_MS = 1000;
+
+/**
+ * Keeps the repeating jobs of this process in Redis. A job scheduler is only a key in Redis: a
+ * FLUSHALL, or a restart of a Redis without persistence, removes it and its next job, and nothing
+ * would run again until a process restarted. So every worker process checks its schedules once
+ * per shortest interval of its schedules (at least 1 s, at most 60 s) and upserts one whose scheduler or next job is missing; the
+ * re-created scheduler runs at once, so a lost schedule is back within one check. Upserting is
+ * idempotent, so several worker processes may repair the same schedule at the same time.
+ */
+export class ScheduleKeeper {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  /** Whether the last check failed: an outage is logged once when it starts and once when it ends. */
+  private failing = false;
+  private readonly s: Services;
+  private readonly schedules: Schedule[];
+  readonly checkMs: number;
+
+  constructor(s: Services, schedules: Schedule[]) {
+    this.s = s;
+    this.schedules = schedules;
+    const shortest = Math.min(MAX_CHECK_MS, ...schedules.map((x) => x.everyMs));
+    this.checkMs = Math.max(MIN_CHECK_MS, shortest);
+  }
+
+  /** Upserts every schedule (an interval changed in the settings applies now), then keeps checking. */
+  async start(): Promise<void> {
+    for (const sch of this.schedules) await this.upsert(sch);
+    if (this.schedules.length === 0) return;
+    this.timer = setInterval(() => {
+      // One check at a time (a slow Redis): a tick that finds one still running is skipped.
+      this.running ??= this.check()
+        .then(
+          () => {
+            if (this.failing) this.s.log.info('job schedules checked again');
+            this.failing = false;
+          },
+          (err: Error) => {
+            if (!this.failing) this.s.log.warn({ err: err.message, everyMs: this.checkMs }, 'checking job schedules failed; retrying every interval');
+            this.failing = true;
+          },
+        )
+        .finally(() => (this.running = undefined));
+    }, this.checkMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  private async check(): Promise<void> {
+    for (const sch of this.schedules) {
+      const q = this.s.queues.get(sch.queue);
+      const current = await q.getJobScheduler(sch.id);
+      // The next job is created when the previous one starts; a missing one means the chain broke.
+      const next = !current?.next ? 'unknown' : await q.getJobState(`repeat:${sch.id}:${current.next}`);
+      if (current && current.every === sch.everyMs && next !== 'unknown') continue;
+      this.s.log.warn({ queue: sch.queue, scheduler: sch.id, found: current ? 'scheduler without its next job' : 'nothing' }, 'job schedule missing from Redis; re-created');
+      await this.upsert(sch);
+    }
+  }
+
+  private async upsert(sch: Schedule): Promise<void> {
+    await this.s.queues.get(sch.queue).upsertJobScheduler(sch.id, { every: sch.everyMs }, { name: sch.name });
+  }
+}
