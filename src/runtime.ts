@@ -68,7 +68,9 @@ export async function run(opts: RunOptions): Promise<void> {
         if (cut) s.log.warn({ cut }, 'shutdown: connections closed before their answer');
       }),
       forks?.stop(plan.forceAfterMs + (timeoutMs - plan.forceAfterMs) / 2),
-      workers?.close(),
+      workers && releaseAfter(workers.close(), plan.forceAfterMs, () =>
+        s.log.warn('shutdown: jobs still running were left; another worker runs them again once their lock expires (WORKER_LOCK_MS)'),
+      ),
     ]);
     await closeServices(s);
     s.log.info({ code }, 'stopped');
@@ -110,4 +112,17 @@ export async function run(opts: RunOptions): Promise<void> {
  */
 export function drainPlan(timeoutMs: number, keepAliveMs: number): DrainPlan {
   return { idleGraceMs: Math.min(keepAliveMs, timeoutMs / 4), forceAfterMs: timeoutMs - Math.min(2000, timeoutMs / 5) };
+}
+
+/**
+ * Waits for the workers to finish their jobs, but no longer than `ms`: a job still running then is
+ * left to its lock, which lapses when the process exits, and another worker runs it again (every
+ * handler is idempotent, as for a worker that is killed).
+ */
+function releaseAfter(closing: Promise<void>, ms: number, onRelease: () => void): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<void>((resolve) => {
+    timer = setTimeout(() => (onRelease(), resolve()), ms);
+  });
+  return Promise.race([closing, deadline]).finally(() => clearTimeout(timer));
 }

@@ -296,3 +296,48 @@ describe('a port that cannot be taken', () => {
     }
   }, 30_000);
 });
+
+describe('SIGTERM with a job that outlasts the timeout', () => {
+  it('when a webhook delivery is still waiting on its receiver at SIGTERM, then the process exits 0 within SHUTDOWN_TIMEOUT_MS, and another worker delivers the event once the lock lapses', async () => {
+    const { startReceiver } = await import('../webhooks/receiver.ts');
+    const receiver = await startReceiver((n) => (n === 0 ? 'hang' : 200));
+    const port = await freePort();
+    const env = {
+      ...baseEnv(port),
+      SHUTDOWN_TIMEOUT_MS: '4000',
+      WEBHOOK_TIMEOUT_MS: '60000',
+      WEBHOOK_ALLOW_INSECURE_TARGETS: 'true',
+      WORKER_LOCK_MS: '1000',
+    };
+    const svc = start(['node', 'src/main.ts'], env);
+    try {
+      await waitReady(port, svc.child);
+      const api = (method: string, path: string, body?: unknown) =>
+        fetch(`http://127.0.0.1:${port}${path}`, {
+          method,
+          headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        }).then(async (r) => ({ status: r.status, body: (await r.json()) as Record<string, any> }));
+      const endpoint = await api('POST', '/v1/webhook-endpoints', { url: `${receiver.url}/hook`, enabled_events: ['checkout.session.expired'] });
+      expect(endpoint.status).toBe(200);
+      const session = await api('POST', '/v1/checkout/sessions', { amount: 1200, currency: 'usd', success_url: 'https://example.com/ok' });
+      expect((await api('POST', `/v1/checkout/sessions/${session.body.id}/expire`)).status).toBe(200);
+      await receiver.waitFor(1); // the first attempt now hangs in the worker
+
+      const signalledAt = Date.now();
+      svc.child.kill('SIGTERM');
+      expect(await within(svc.done, 4000)).toEqual({ code: 0, signal: null });
+      expect(Date.now() - signalledAt).toBeLessThan(4000);
+      expect(svc.logs().some((l) => String(l.msg).startsWith('shutdown: jobs still running were left'))).toBe(true);
+
+      // A new worker takes the job over once its lock has lapsed, and the delivery succeeds.
+      const worker = start(['node', 'workers/main.ts'], env);
+      const [, second] = await receiver.waitFor(2, 20_000);
+      expect(JSON.parse(second!.body)).toMatchObject({ type: 'checkout.session.expired', data: { object: { id: session.body.id } } });
+      worker.child.kill('SIGTERM');
+      expect(await within(worker.done, 4000)).toEqual({ code: 0, signal: null });
+    } finally {
+      await receiver.close();
+    }
+  }, 60_000);
+});
