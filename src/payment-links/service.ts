@@ -1,5 +1,6 @@
 import { checkCustomerRef } from '../customers/refs.ts';
 import { createSession, type SessionRow } from '../checkout/service.ts';
+import { linkPlacesTaken } from '../payments/store.ts';
 import type { TxSql } from '../db/sql.ts';
 import { withTx } from '../db/tx.ts';
 import { ApiError, invalidParam, resourceMissing } from '../lib/errors.ts';
@@ -108,7 +109,13 @@ export async function createLink(s: Services, o: Owner, input: CreatePaymentLink
  * The changes a PATCH makes, or the 400 it gets. `succeeded` is the exact count of successful
  * payments, read under the link's row lock, so no payment can slip in between check and write.
  */
-export function planUpdate(cur: PaymentLinkRow, patch: UpdatePaymentLink, succeeded: number, now = Date.now()): LinkChanges {
+/**
+ * `succeeded` counts the link's SUCCEEDED payments; `taken` adds the attempts in flight, whose
+ * places are reserved while the processor is called (payment-hooks.ts): a limit may not go below
+ * them, or those charges would overshoot it.
+ */
+export function planUpdate(cur: PaymentLinkRow, patch: UpdatePaymentLink, paid: { succeeded: number; taken: number }, now = Date.now()): LinkChanges {
+  const { succeeded, taken } = paid;
   const c: LinkChanges = {};
   const frozen = (param: string) => {
     if (succeeded > 0) throw invalidParam(param, `${param} cannot change once the link has a successful payment.`);
@@ -141,8 +148,10 @@ export function planUpdate(cur: PaymentLinkRow, patch: UpdatePaymentLink, succee
 
   if (patch.quantity_limit !== undefined && patch.quantity_limit !== cur.quantity_limit) {
     if (ended) throw endedError('quantity_limit');
-    if (patch.quantity_limit !== null && patch.quantity_limit < succeeded) {
-      throw invalidParam('quantity_limit', `quantity_limit cannot go below the link's ${succeeded} successful payments.`);
+    if (patch.quantity_limit !== null && patch.quantity_limit < taken) {
+      const inFlight = taken - succeeded;
+      const what = inFlight > 0 ? `${succeeded} successful payments and ${inFlight} in progress` : `${succeeded} successful payments`;
+      throw invalidParam('quantity_limit', `quantity_limit cannot go below the link's ${what}.`);
     }
     c.quantity_limit = patch.quantity_limit;
   }
@@ -171,7 +180,8 @@ export async function updateLink(s: Services, o: Owner, id: string, patch: Updat
     withTx(s, s.log, async (tx) => {
       const cur = await store.lockLink(tx.sql, o, id);
       if (!cur) throw resourceMissing('payment_link', id);
-      const changes = planUpdate(cur, patch, await store.succeededPayments(tx.sql, id));
+      const paid = { succeeded: await store.succeededPayments(tx.sql, id), taken: await linkPlacesTaken(tx.sql, id) };
+      const changes = planUpdate(cur, patch, paid);
       if (Object.keys(changes).length === 0) return present(s, cur);
       if (changes.customer_id !== undefined) await checkCustomerRef(tx.sql, o, changes.customer_id);
       await claimSlug(tx.sql, o, changes.slug);

@@ -275,4 +275,27 @@ describe('a crash between the recorded attempt and the recorded outcome', () => 
     expect((await sessionRow(first.session)).status).toBe('COMPLETE');
     expect((await t.sql`select count(*)::int as n from payments where payment_link_id = ${link.id} and status = 'SUCCEEDED'`)[0]!.n).toBe(1);
   });
+  it('when attempts on a link are in flight, then quantity_limit cannot go below the payments made plus those in flight', async () => {
+    const link = await createLink(t, key, { quantity_limit: 5 });
+    const sessions: string[] = [];
+    for (let i = 0; i < 2; i++) {
+      const p = new Payer(t);
+      await p.get(pathOf(link.url));
+      const started = await p.post(pathOf(link.url), {});
+      sessions.push(/\/(cs_[0-9a-z]+)/.exec(started.location!)![1]!);
+    }
+    await leftInFlight(sessions[0]!, 0);
+    await leftInFlight(sessions[1]!, 0);
+
+    const lower = await t.request('PATCH', `/v1/payment-links/${link.id}`, { key, body: { quantity_limit: 1 } });
+    expect(lower.status).toBe(400);
+    expect(lower.body.error).toMatchObject({ code: 'parameter_invalid', param: 'quantity_limit' });
+    expect(lower.body.error.message).toContain('0 successful payments and 2 in progress');
+    expect((await t.sql`select quantity_limit, status from payment_links where id = ${link.id}`)[0]).toEqual({ quantity_limit: 5, status: 'ACTIVE' });
+
+    // Down to exactly the places taken is allowed; the link stays open for the attempts to finish.
+    const exact = await t.request('PATCH', `/v1/payment-links/${link.id}`, { key, body: { quantity_limit: 2 } });
+    expect(exact.status).toBe(200);
+    expect(exact.body).toMatchObject({ quantity_limit: 2, status: 'ACTIVE' });
+  });
 });
