@@ -1,4 +1,4 @@
-// `npm run start:worker`: the worker process of the Procfile.
+// The worker process of the Procfile (`npm run start:worker` runs the same): every worker, no HTTP.
 import { run } from '../src/runtime.ts';
 
 await run({ web: false, workers: true, migrate: false });

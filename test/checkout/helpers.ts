@@ -23,12 +23,15 @@ export class Payer {
   cookie = '';
   token = '';
   readonly t: TestServer;
-  constructor(t: TestServer) {
+  /** Sent with every request (a test of client addresses sets X-Forwarded-For here). */
+  headers: Record<string, string>;
+  constructor(t: TestServer, headers: Record<string, string> = {}) {
     this.t = t;
+    this.headers = headers;
   }
 
-  private async send(method: string, path: string, form?: Record<string, string>): Promise<PageAnswer> {
-    const headers: Record<string, string> = {};
+  protected async send(method: string, path: string, form?: Record<string, string>): Promise<PageAnswer> {
+    const headers: Record<string, string> = { ...this.headers };
     if (this.cookie) headers.cookie = this.cookie;
     let body: string | undefined;
     if (form) {

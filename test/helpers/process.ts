@@ -33,3 +33,15 @@ export function runScript(script: string, args: string[], env: NodeJS.ProcessEnv
   );
   return { child, done, out: () => stdout };
 }
+
+/** Deletes every key a child process left under `prefix` (its REDIS_PREFIX) in the tests' Redis. */
+export async function dropRedisPrefix(prefix: string): Promise<void> {
+  const { Redis } = await import('ioredis');
+  const redis = new Redis(inject('redisUrl'));
+  try {
+    const keys = await redis.keys(`${prefix}:*`);
+    if (keys.length) await redis.del(...keys);
+  } finally {
+    await redis.quit();
+  }
+}

@@ -1,8 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { dbUrl, freePort, runScript } from '../helpers/process.ts';
+import { dbUrl, freePort, runScript, dropRedisPrefix } from '../helpers/process.ts';
 
 const dbName = `t_cluster_${randomBytes(4).toString('hex')}`;
 const admin = postgres(dbUrl('postgres'), { max: 1, onnotice: () => {} });
@@ -10,10 +9,7 @@ const admin = postgres(dbUrl('postgres'), { max: 1, onnotice: () => {} });
 afterAll(async () => {
   await admin`drop database if exists ${admin(dbName)} with (force)`;
   await admin.end();
-  const redis = new Redis(inject('redisUrl'));
-  const keys = await redis.keys(`${dbName}:*`);
-  if (keys.length) await redis.del(...keys);
-  await redis.quit();
+  await dropRedisPrefix(dbName);
 });
 
 function alive(pid: number): boolean {

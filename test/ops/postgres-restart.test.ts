@@ -4,10 +4,9 @@ import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
-import { freePort, runScript } from '../helpers/process.ts';
+import { freePort, runScript, dropRedisPrefix } from '../helpers/process.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 
 // A PRIVATE Postgres cluster (initdb into a temp dir, its own port) is restarted and stopped under
@@ -48,10 +47,7 @@ afterAll(async () => {
   await receiver?.close();
   if (started) await pg('pg_ctl', ['-D', data(), '-m', 'immediate', '-w', 'stop']).catch(() => {});
   if (dir) rmSync(dir, { recursive: true, force: true });
-  const redis = new Redis(inject('redisUrl'));
-  const keys = await redis.keys(`${prefix}:*`);
-  if (keys.length) await redis.del(...keys);
-  await redis.quit();
+  await dropRedisPrefix(prefix);
 });
 
 interface Call {

@@ -2,10 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
-import { Redis } from 'ioredis';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { dbUrl, freePort, root, runScript } from '../helpers/process.ts';
+import { dbUrl, freePort, root, runScript, dropRedisPrefix } from '../helpers/process.ts';
 
 const dbName = `t_stop_${randomBytes(4).toString('hex')}`;
 const admin = postgres(dbUrl('postgres'), { max: 1, onnotice: () => {} });
@@ -40,10 +39,7 @@ afterAll(async () => {
   for (const pid of servicePids) if (alive(pid)) process.kill(pid, 'SIGKILL');
   await admin`drop database if exists ${admin(dbName)} with (force)`;
   await admin.end();
-  const redis = new Redis(inject('redisUrl'));
-  const keys = await redis.keys(`${dbName}:*`);
-  if (keys.length) await redis.del(...keys);
-  await redis.quit();
+  await dropRedisPrefix(dbName);
 });
 
 /** The command of a Procfile entry. */

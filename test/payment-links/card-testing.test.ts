@@ -4,52 +4,44 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { Payer } from '../checkout/helpers.ts';
 import { createLink, pathOf } from './helpers.ts';
 
 const DECLINE = '4000000000000002';
 
 /** One browser at one client address (X-Forwarded-For, believed only when TRUST_PROXY allows). */
-class Client {
-  cookie = '';
-  token = '';
+class Client extends Payer {
   linkToken = '';
-  readonly t: TestServer;
-  address: string;
   constructor(t: TestServer, address: string) {
-    this.t = t;
-    this.address = address;
+    super(t, { 'x-forwarded-for': address });
   }
 
-  async send(method: 'GET' | 'POST', path: string, form?: Record<string, string>) {
-    const headers: Record<string, string> = { 'x-forwarded-for': this.address };
-    if (this.cookie) headers.cookie = this.cookie;
-    const body = form ? new URLSearchParams({ _csrf: this.token, ...form }).toString() : undefined;
-    if (body) headers['content-type'] = 'application/x-www-form-urlencoded';
-    const res = await fetch(this.t.url + path, { method, headers, body, redirect: 'manual' });
-    const setCookie = res.headers.get('set-cookie');
-    if (setCookie) this.cookie = setCookie.split(';')[0]!;
-    const html = await res.text();
-    const token = /name="_csrf" value="([^"]+)"/.exec(html);
-    if (token) this.token = token[1]!;
-    return { status: res.status, location: res.headers.get('location'), retryAfter: res.headers.get('retry-after'), html };
+  set address(address: string) {
+    this.headers['x-forwarded-for'] = address;
+  }
+
+  private async postForm(path: string, form: Record<string, string>) {
+    const res = await this.post(path, form);
+    return { ...res, retryAfter: res.headers.get('retry-after') };
   }
 
   /** Posts the link's form: the new session's id, or the refusal. */
   async openSession(linkPath: string) {
     // The link page's token is reused for every post, as a scripted client would.
     if (!this.linkToken) {
-      await this.send('GET', linkPath);
+      await this.get(linkPath);
       this.linkToken = this.token;
     }
     this.token = this.linkToken;
-    const res = await this.send('POST', linkPath, { src: 'DIRECT', email: 'tester@example.com', name: 'Card Tester' });
+    const res = await this.postForm(linkPath, { src: 'DIRECT', email: 'tester@example.com', name: 'Card Tester' });
     const id = res.status === 303 ? /\/(cs_[0-9a-z]+)/.exec(res.location!)![1]! : null;
     return { ...res, sessionId: id };
   }
 
-  async pay(sessionId: string, card = DECLINE) {
-    await this.send('GET', `/checkout/${sessionId}`);
-    return this.send('POST', `/checkout/${sessionId}/pay`, {
+  /** Opens the session's page and submits `card` (the session page has its own CSRF token). */
+  async tryCard(sessionId: string, card = DECLINE) {
+    await this.get(`/checkout/${sessionId}`);
+    return this.postForm(`/checkout/${sessionId}/pay`, {
       email: 'tester@example.com',
       name: 'Card Tester',
       card_number: card,
@@ -103,7 +95,7 @@ describe('card testing through a live link, with the default limits', () => {
       }
       expect(opened.status).toBe(303);
       for (let k = 0; k < 3; k++) {
-        const paid = await tester.pay(opened.sessionId!);
+        const paid = await tester.tryCard(opened.sessionId!);
         if (paid.status === 402) answers.declined++;
         else {
           expect(paid.status).toBe(429);
@@ -138,8 +130,8 @@ describe('card testing through a live link, with the default limits', () => {
     const payer = new Client(t, '198.51.100.21');
     const opened = await payer.openSession(path);
     expect(opened.status).toBe(303);
-    expect((await payer.pay(opened.sessionId!, DECLINE)).status).toBe(402);
-    expect((await payer.pay(opened.sessionId!, '4242424242424242')).status).toBe(303);
+    expect((await payer.tryCard(opened.sessionId!, DECLINE)).status).toBe(402);
+    expect((await payer.tryCard(opened.sessionId!, '4242424242424242')).status).toBe(303);
     const [session] = await t.sql`select status from checkout_sessions where id = ${opened.sessionId}`;
     expect(session!.status).toBe('COMPLETE');
   });
