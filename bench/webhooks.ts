@@ -9,7 +9,7 @@ import { createInterface } from 'node:readline';
 import { Queue } from 'bullmq';
 import got from 'got';
 import { Redis } from 'ioredis';
-import { API_VERSION } from '../src/events/record.ts';
+import { API_VERSION } from '../src/events/presenter.ts';
 import { newId } from '../src/lib/ids.ts';
 import { DeliveryJobs, DELIVER_JOB } from '../src/webhooks/jobs.ts';
 import {

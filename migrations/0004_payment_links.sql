@@ -9,6 +9,7 @@ create table payment_links (
   type text not null check (type in ('SINGLE', 'MULTI')),
   status text not null default 'ACTIVE' check (status in ('ACTIVE', 'COMPLETED', 'CANCELLED')),
   name text,
+  -- The pattern is SLUG_PATTERN of src/payment-links/schema.ts (its one definition): change both together.
   slug text collate "C" check (slug ~ '^[a-z0-9-]{3,64}$'),
   amount_cents bigint not null check (amount_cents > 0),
   currency text not null,

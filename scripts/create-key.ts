@@ -4,7 +4,8 @@ import { parseArgs } from 'node:util';
 import { accountExists, createAccount, createApiKey } from '../src/auth/keys.ts';
 import { loadConfig } from '../src/config.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { connect, ensureDatabase, StartupError } from '../src/db/sql.ts';
+import { connect, ensureDatabase } from '../src/db/sql.ts';
+import { StartupError } from '../src/lib/dependencies.ts';
 import { isId } from '../src/lib/ids.ts';
 
 function fail(message: string): never {

@@ -1,7 +1,8 @@
 // `npm run migrate`: creates the database when missing and applies pending migrations.
 import { loadConfig } from '../src/config.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { connect, ensureDatabase, StartupError } from '../src/db/sql.ts';
+import { connect, ensureDatabase } from '../src/db/sql.ts';
+import { StartupError } from '../src/lib/dependencies.ts';
 
 try {
   const config = loadConfig();

@@ -9,11 +9,11 @@ import { eventsRouter, eventTypesRouter } from './events/routes.ts';
 import { idempotency } from './idempotency/middleware.ts';
 import { errorHandler, jsonBody, notFound, requestContext } from './lib/http.ts';
 import { healthRouter } from './ops/health.ts';
-import { publicLinkMountPath, publicLinksRouter } from './payment-links/public.ts';
+import { paymentLinkMountPath, paymentLinkPagesRouter } from './payment-links/pages.ts';
 import { paymentLinksRouter } from './payment-links/routes.ts';
 import { paymentsRouter } from './payments/routes.ts';
 import type { Services } from './services.ts';
-import { webhookEndpointsRouter } from './webhooks/routes.ts';
+import { eventDeliveriesRouter, webhookEndpointsRouter } from './webhooks/routes.ts';
 
 /** The web process: the /v1 API, the hosted pages and the operational probes. */
 export function createApp(s: Services): express.Express {
@@ -28,7 +28,7 @@ export function createApp(s: Services): express.Express {
   if (board) app.use(ADMIN_QUEUES_PATH, board);
   // Hosted checkout pages (HTML, helmet, urlencoded forms) before the JSON API.
   app.use(checkoutMountPath(s.config.checkoutUrl) || '/', checkoutPagesRouter(s));
-  app.use(publicLinkMountPath(s.config.publicLinkUrl) || '/', publicLinksRouter(s));
+  app.use(paymentLinkMountPath(s.config.publicLinkUrl) || '/', paymentLinkPagesRouter(s));
 
   const v1 = Router();
   v1.use(authenticate(s.sql, s.config.apiKeyCacheMs));
@@ -41,6 +41,7 @@ export function createApp(s: Services): express.Express {
   v1.use('/payments', paymentsRouter(s));
   v1.use('/webhook-endpoints', webhookEndpointsRouter(s));
   v1.use('/events', eventsRouter(s));
+  v1.use('/events', eventDeliveriesRouter(s)); // /:id/deliveries and /:id/resend: the webhooks component's
   v1.use('/event-types', eventTypesRouter());
   app.use('/v1', v1);
 

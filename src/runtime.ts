@@ -2,7 +2,7 @@ import cluster from 'node:cluster';
 import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { migrate, pendingMigrations } from './db/migrate.ts';
-import { isDatabaseUnavailable, StartupError } from './db/sql.ts';
+import { isDatabaseUnavailable, StartupError } from './lib/dependencies.ts';
 import { forkWebProcesses, LISTEN_FAILED, type WebForks } from './ops/cluster.ts';
 import { listenGracefully, type DrainPlan, type GracefulServer } from './ops/http-server.ts';
 import { closeServices, createServices, type Services } from './services.ts';

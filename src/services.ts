@@ -6,6 +6,8 @@ import { connectRedis } from './queue/redis.ts';
 import { Queues } from './queue/queues.ts';
 import { createSimulator } from './processor/simulator.ts';
 import type { Processor } from './processor/types.ts';
+import type { PaymentParticipant } from './checkout/participants.ts';
+import { linkPaymentParticipant } from './payment-links/participant.ts';
 
 /** What every part of the service is handed: built once here (the composition root), passed explicitly. */
 export interface Services {
@@ -16,6 +18,11 @@ export interface Services {
   queues: Queues;
   /** The card processor: the built-in simulator in both modes (no real processor is wired up). */
   processor: Processor;
+  /**
+   * The components that take part in every checkout payment, in order (checkout/participants.ts):
+   * read by the hosted page and by the sweeper alike, so no router has to be mounted for them to run.
+   */
+  paymentParticipants: readonly PaymentParticipant[];
   /** Run first by closeServices, while Redis and Postgres are still open (flushing buffers). */
   beforeClose: Array<() => Promise<void>>;
 }
@@ -26,7 +33,9 @@ export async function createServices(config: Config, log: Logger = createLogger(
   const sql = connect(config.databaseUrl, config.dbPoolMax, config.dbTimeouts);
   const queues = new Queues(redis, config.redisPrefix);
   await queues.openAll();
-  return { config, log, sql, redis, queues, processor: createSimulator(sql), beforeClose: [] };
+  // Every payment participant is listed here, and only here: payment links hold quantity_limit.
+  const paymentParticipants = [linkPaymentParticipant];
+  return { config, log, sql, redis, queues, processor: createSimulator(sql), paymentParticipants, beforeClose: [] };
 }
 
 export async function closeServices(s: Services): Promise<void> {

@@ -12,3 +12,13 @@ export interface WorkerDefinition<Data = unknown> {
   /** Retention applied by the worker to jobs that carry none of their own (keeps stored job options small). */
   keep?: Pick<WorkerOptions, 'removeOnComplete' | 'removeOnFail'>;
 }
+
+/**
+ * A repair pass over Postgres, the source of truth: each one finds work that is due but has no
+ * live job (Redis flushed, a worker killed) and enqueues it again, and returns how many. Jobs have
+ * deterministic ids, so enqueueing what is already queued is a no-op.
+ */
+export interface Reconciler {
+  name: string;
+  run(s: Services): Promise<number>;
+}

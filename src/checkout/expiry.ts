@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { withTx, type Tx } from '../db/tx.ts';
-import { recordEvent, recordEvents } from '../events/record.ts';
+import { recordEvent, recordEvents } from '../webhooks/outbox.ts';
 import { presentPayment } from '../payments/presenter.ts';
 import * as payments from '../payments/store.ts';
 import { within } from '../queue/bound.ts';
@@ -116,8 +116,8 @@ export async function expireDueBatch(s: Services, log: Logger, dueBefore: Date, 
       tx.sql, ids, 'session_expired', 'The checkout session expired before this payment was finished.',
     );
     await recordEvents(tx, [
-      ...abandoned.map((p) => ({ accountId: p.account_id, type: 'payment.failed', object: presentPayment(p, s.config.checkoutUrl) })),
-      ...rows.map((r) => ({ accountId: r.account_id, type: 'checkout.session.expired', object: presentSession(r, s.config.checkoutUrl) })),
+      ...abandoned.map((p) => ({ accountId: p.account_id, type: 'payment.failed' as const, object: presentPayment(p, s.config.checkoutUrl) })),
+      ...rows.map((r) => ({ accountId: r.account_id, type: 'checkout.session.expired' as const, object: presentSession(r, s.config.checkoutUrl) })),
     ]);
     return rows;
   });

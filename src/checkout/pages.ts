@@ -6,11 +6,12 @@ import {
   allowFormTargets,
   clientAddress,
   createCsrf,
+  formText as str,
   hostedPageErrors,
   hostedPageLimits,
   hostedPageSecurity,
   messagePage,
-  refuseUnreadableInput,
+  pageRoutes,
   throttledAnswer,
   unreadableFields,
 } from '../pages/index.ts';
@@ -27,7 +28,6 @@ import { ownerOf } from '../lib/owner.ts';
 export const checkoutMountPath = (checkoutUrl: string): string => new URL(checkoutUrl).pathname.replace(/\/+$/, '');
 
 const successRedirect = (s: SessionRow) => s.success_url.replaceAll('{CHECKOUT_SESSION_ID}', s.id);
-const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
 /**
  * The hosted checkout pages: server-rendered HTML, no script, forms posted urlencoded with a CSRF
@@ -55,6 +55,7 @@ export function checkoutPagesRouter(s: Services): Router {
     }
     return expireOnRead(s, row, req.log);
   }
+  const page = pageRoutes(load);
 
   async function prefillEmail(row: SessionRow): Promise<string> {
     if (row.customer_id) {
@@ -96,16 +97,9 @@ export function checkoutPagesRouter(s: Services): Router {
     }
   }
 
-  r.get('/:id', security, async (req, res, next) => {
-    const row = await load(req, res);
-    if (row === null) return next();
-    if (row && !refuseUnreadableInput(req, res)) await showSession(req, res, row);
-  });
+  r.get('/:id', security, page((req, res, row) => showSession(req, res, row)));
 
-  r.post('/:id/pay', security, form, async (req, res, next) => {
-    const row = await load(req, res);
-    if (row === null) return next();
-    if (!row || refuseUnreadableInput(req, res, ['email', 'name'])) return;
+  r.post('/:id/pay', security, form, page(async (req, res, row) => {
     if (row.status !== 'OPEN') return res.redirect(303, here(row));
     const body = (req.body ?? {}) as Record<string, unknown>;
     const entered = { email: str(body.email), name: str(body.name) };
@@ -124,22 +118,16 @@ export function checkoutPagesRouter(s: Services): Router {
       return showForm(req, res, row, 400, { ...entered, errors: { ...('errors' in parsed ? parsed.errors : {}), ...unreadable } });
     }
     await answer(req, res, await payWithCard(s, row, parsed.card, parsed.email, req.log), entered);
-  });
+  }, ['email', 'name']));
 
-  r.get('/:id/authenticate', security, async (req, res, next) => {
-    const row = await load(req, res);
-    if (row === null) return next();
-    if (!row || refuseUnreadableInput(req, res)) return;
+  r.get('/:id/authenticate', security, page(async (req, res, row) => {
     const payment = row.status === 'OPEN' ? await pendingChallenge(s, row, str(req.query.payment)) : undefined;
     if (!payment) return res.redirect(303, here(row));
     allowFormTargets(res, [row.success_url]);
     html(res, 200, views.challengePage(row, payment, paths, await csrf.token(req, res, row.id)));
-  });
+  }));
 
-  r.post('/:id/authenticate', security, form, async (req, res, next) => {
-    const row = await load(req, res);
-    if (row === null) return next();
-    if (!row || refuseUnreadableInput(req, res)) return;
+  r.post('/:id/authenticate', security, form, page(async (req, res, row) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const outcome = str(body.outcome);
     if (row.status !== 'OPEN' || !isId('pay', str(body.payment)) || (outcome !== 'complete' && outcome !== 'fail')) {
@@ -151,16 +139,13 @@ export function checkoutPagesRouter(s: Services): Router {
     const result = await finishChallenge(s, row, str(body.payment), outcome, req.log);
     const payment = result.kind === 'declined' ? await findPayment(s.sql, ownerOf(row), str(body.payment)) : undefined;
     await answer(req, res, result, { email: payment?.email ?? '', name: payment?.billing_name ?? '' });
-  });
+  }));
 
-  r.get('/:id/receipt', security, async (req, res, next) => {
-    const row = await load(req, res);
-    if (row === null) return next();
-    if (!row || refuseUnreadableInput(req, res)) return;
+  r.get('/:id/receipt', security, page(async (req, res, row) => {
     const payment = row.status === 'COMPLETE' && row.payment_id ? await findPayment(s.sql, ownerOf(row), row.payment_id) : undefined;
     if (!payment) return res.redirect(303, here(row));
     html(res, 200, views.receiptPage(row, payment));
-  });
+  }));
 
   r.use(hostedPageErrors);
   return r;

@@ -8,7 +8,6 @@ import { cardBrand } from '../processor/cards.ts';
 import type { CardDetails } from '../processor/types.ts';
 import type { Services } from '../services.ts';
 import { expireInTx, unscheduleExpiry } from './expiry.ts';
-import { paymentHooks } from './hooks.ts';
 import { callAndRecord, failPending, recordAttemptFailure, type PayResult } from './settle.ts';
 import * as store from './store.ts';
 import type { SessionRow } from './store.ts';
@@ -38,9 +37,10 @@ async function lockPayable(tx: Tx, s: Services, row: SessionRow): Promise<{ sess
   return { session, state: 'open' };
 }
 
-async function refusal(tx: Tx, session: SessionRow): Promise<string | null> {
-  for (const hook of paymentHooks) {
-    const why = await hook.beforeCharge(tx, session);
+/** The first participant's refusal (s.paymentParticipants, built in src/services.ts); null when all agree. */
+async function refusal(tx: Tx, s: Services, session: SessionRow): Promise<string | null> {
+  for (const participant of s.paymentParticipants) {
+    const why = await participant.beforeCharge(tx, session);
     if (why) return why;
   }
   return null;
@@ -66,8 +66,8 @@ async function intentOf(s: Services, row: SessionRow): Promise<string> {
 
 /**
  * One payment attempt from the hosted page (docs/payments.md, "Payments outside transactions"):
- * transaction 1 locks the session, checks it is payable, asks the hooks (which reserve a link's
- * place), fails abandoned challenges and commits the attempt PENDING and in flight; the card then
+ * transaction 1 locks the session, checks it is payable, asks the payment participants (a link's
+ * place is reserved), fails abandoned challenges and commits the attempt PENDING and in flight; the card then
  * goes to the processor with no transaction open and no row locked; transaction 2 records the
  * outcome. The card goes to the processor and nowhere else; the payment keeps brand and last four.
  */
@@ -84,7 +84,7 @@ export async function payWithCard(
     const locked = await lockPayable(tx, s, row);
     let session = locked.session;
     if (locked.state !== 'open') return { kind: locked.state, session };
-    const refused = await refusal(tx, session);
+    const refused = await refusal(tx, s, session);
     if (refused) return { kind: 'refused', session, message: refused };
     await failPending(tx, s, session, 'authentication_abandoned', 'A new attempt replaced this one before 3-D Secure was finished.');
     if (!session.payment_intent_id) session = await store.setPaymentIntent(tx.sql, o, session.id, intentId);
@@ -125,7 +125,7 @@ export async function finishChallenge(
     const waiting = await payments.lockPendingChallenge(tx.sql, o, session.id, paymentId);
     if (!waiting) return { kind: 'no_challenge', session };
     if (outcome === 'complete') {
-      const refused = await refusal(tx, session);
+      const refused = await refusal(tx, s, session);
       if (refused) {
         await recordAttemptFailure(tx, s, waiting, 'checkout_unavailable', refused);
         return { kind: 'refused', session, message: refused };

@@ -1,10 +1,7 @@
 import { z } from 'zod';
-import { isCurrency } from '../lib/currency.ts';
+import { currencySchema, MAX_AMOUNT } from '../lib/currency.ts';
 import { listQuerySchema } from '../lib/pagination.ts';
 import { metadataSchema, text, unixSeconds } from '../lib/validate.ts';
-
-/** The largest amount one session may charge, in the smallest currency unit (Stripe's bound). */
-export const MAX_AMOUNT = 99_999_999;
 
 const isHttpUrl = (v: string) => {
   try {
@@ -29,7 +26,7 @@ export type LineItem = z.infer<typeof LineItem>;
 /** The request field is `amount`; `amount_cents` is output only, so the strict schema refuses it. */
 export const CreateSession = z.strictObject({
   amount: int().positive('must be a positive integer').max(MAX_AMOUNT, `must be at most ${MAX_AMOUNT}`).optional(),
-  currency: z.string().refine(isCurrency, 'must be a lowercase ISO 4217 currency code, such as usd'),
+  currency: currencySchema,
   success_url: httpUrl,
   cancel_url: httpUrl.nullable().optional(),
   line_items: z.array(LineItem).min(1, 'must hold at least one item').max(100, 'holds at most 100 items').nullable().optional(),

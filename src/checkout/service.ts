@@ -7,7 +7,8 @@ import { metadataOnCreate } from '../lib/validate.ts';
 import { inFlightOfSession } from '../payments/store.ts';
 import type { Services } from '../services.ts';
 import { expireInTx, expireOnRead, scheduleExpiry, unscheduleExpiry } from './expiry.ts';
-import { MAX_AMOUNT, type CreateSessionInput, type ListSessions } from './schema.ts';
+import { MAX_AMOUNT } from '../lib/currency.ts';
+import type { CreateSessionInput, ListSessions } from './schema.ts';
 import * as store from './store.ts';
 import type { Owner, SessionRow } from './store.ts';
 

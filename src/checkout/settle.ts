@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import { withTx, type Tx } from '../db/tx.ts';
-import { recordEvent } from '../events/record.ts';
+import { recordEvent } from '../webhooks/outbox.ts';
 import { ownerOf } from '../lib/owner.ts';
 import { presentPayment } from '../payments/presenter.ts';
 import * as payments from '../payments/store.ts';
@@ -8,7 +8,6 @@ import type { PaymentRow } from '../payments/store.ts';
 import type { AttemptLookup } from '../processor/types.ts';
 import type { Services } from '../services.ts';
 import { expireInTx, unscheduleExpiry } from './expiry.ts';
-import { paymentHooks } from './hooks.ts';
 import { presentSession } from './presenter.ts';
 import * as store from './store.ts';
 import type { SessionRow } from './store.ts';
@@ -46,7 +45,7 @@ export async function recordAttemptFailure(tx: Tx, s: Services, attempt: Payment
   return payment;
 }
 
-/** The winning outcome: payment SUCCEEDED, session COMPLETE and paid, both events, the hooks, in one transaction. */
+/** The winning outcome: payment SUCCEEDED, session COMPLETE and paid, both events, the payment participants, in one transaction. */
 async function succeed(tx: Tx, s: Services, session: SessionRow, attempt: PaymentRow): Promise<PayResult> {
   const o = ownerOf(session);
   // A charged attempt always completes its session: expiry leaves a session with an attempt in
@@ -57,7 +56,7 @@ async function succeed(tx: Tx, s: Services, session: SessionRow, attempt: Paymen
   await recordEvent(tx, o.accountId, 'checkout.session.completed', presentSession(completed, s.config.checkoutUrl));
   await recordEvent(tx, o.accountId, 'payment.succeeded', presentPayment(payment, s.config.checkoutUrl));
   await failPending(tx, s, completed, 'authentication_abandoned', 'Another attempt paid the checkout session before this one was finished.');
-  for (const hook of paymentHooks) await hook.afterSuccess(tx, completed, payment);
+  for (const participant of s.paymentParticipants) await participant.afterSuccess(tx, completed, payment);
   tx.afterCommit(() => unscheduleExpiry(s, session.id));
   return { kind: 'succeeded', session: completed, payment };
 }
@@ -137,7 +136,7 @@ export async function callAndRecord(
  * The sweeper (run by the reconcile pass): attempts left in flight for longer than
  * SETTLE_IN_FLIGHT_AFTER_MS, by a crash between the processor call and transaction 2, are settled
  * by asking the processor again (idempotent by our payment id): charged ones complete their
- * session with both events and the hooks; declined or never seen ones fail with payment.failed.
+ * session with both events and the payment participants; declined or never seen ones fail with payment.failed.
  * Safe with two workers: recordOutcome changes only an attempt still in flight, under its lock.
  */
 export async function settleStuckPayments(s: Services): Promise<number> {

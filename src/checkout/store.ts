@@ -1,4 +1,4 @@
-import type { Sql, TxSql } from '../db/sql.ts';
+import type { Db, Sql, TxSql } from '../db/sql.ts';
 import { keyset } from '../lib/pagination.ts';
 import type { LineItem, ListSessions } from './schema.ts';
 import type { Owner } from '../lib/owner.ts';
@@ -35,7 +35,7 @@ export type NewSession = Pick<
   | 'line_items' | 'description' | 'metadata' | 'payment_link_id' | 'link_source' | 'expires_at' | 'created_at'
 >;
 
-export async function insertSession(sql: Sql | TxSql, o: Owner, s: NewSession): Promise<SessionRow> {
+export async function insertSession(sql: Db, o: Owner, s: NewSession): Promise<SessionRow> {
   const [row] = await sql<SessionRow[]>`
     insert into checkout_sessions (id, account_id, livemode, amount_cents, currency, success_url, cancel_url,
       customer_id, customer_email, line_items, description, metadata, payment_link_id, link_source,
@@ -47,7 +47,7 @@ export async function insertSession(sql: Sql | TxSql, o: Owner, s: NewSession): 
   return row!;
 }
 
-export async function findSession(sql: Sql | TxSql, o: Owner, id: string): Promise<SessionRow | undefined> {
+export async function findSession(sql: Db, o: Owner, id: string): Promise<SessionRow | undefined> {
   const [row] = await sql<SessionRow[]>`
     select * from checkout_sessions where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode}`;
   return row;

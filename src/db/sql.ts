@@ -1,10 +1,11 @@
 import postgres from 'postgres';
+import { StartupError } from '../lib/dependencies.ts';
 
 export type Sql = postgres.Sql;
 export type TxSql = postgres.TransactionSql;
+/** What a store function runs its statements on: the pool, or the transaction it is called in. */
+export type Db = Sql | TxSql;
 
-/** A dependency that is not there at start-up: printed as one line, then the process exits non-zero. */
-export class StartupError extends Error {}
 
 const PG_HINT =
   'start it (for example `pg_ctlcluster 15 main start`, or `docker run -p 5432:5432 -e POSTGRES_HOST_AUTH_METHOD=trust postgres:15`) or set DATABASE_URL';
@@ -72,18 +73,4 @@ export function connect(url: string, max: number, timeouts?: DbTimeouts): Sql {
       int8: { to: 20, from: [20], serialize: (n: number) => String(n), parse: (s: string) => Number(s) },
     },
   });
-}
-
-// Postgres.js's own connection errors, the socket's, and the server's "going away" states
-// (57P01-57P03 admin/crash shutdown and start-up, class 08 connection exceptions, 53300 too many connections).
-const UNAVAILABLE_CODES = new Set([
-  'CONNECTION_CLOSED', 'CONNECTION_ENDED', 'CONNECTION_DESTROYED', 'CONNECT_TIMEOUT',
-  'ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN',
-  '57P01', '57P02', '57P03', '53300',
-]);
-
-/** True when `err` says Postgres cannot be reached right now (an outage), not that a statement is wrong. */
-export function isDatabaseUnavailable(err: unknown): boolean {
-  const code = err && typeof err === 'object' ? (err as { code?: unknown }).code : undefined;
-  return typeof code === 'string' && (UNAVAILABLE_CODES.has(code) || code.startsWith('08'));
 }

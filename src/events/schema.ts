@@ -28,11 +28,3 @@ export function flattenCreated(query: Record<string, unknown>): Record<string, u
   }
   return query;
 }
-
-export const ResendEvent = z.strictObject({
-  endpoint_id: z.string().optional(),
-});
-export type ResendEvent = z.infer<typeof ResendEvent>;
-
-export const ListDeliveries = listQuerySchema('wd', {});
-export type ListDeliveries = z.infer<typeof ListDeliveries>;

@@ -1,17 +1,47 @@
-import type { Sql, TxSql } from '../db/sql.ts';
+import type { Db, Sql, TxSql } from '../db/sql.ts';
+import { newId } from '../lib/ids.ts';
 import { keyset, type PageParams } from '../lib/pagination.ts';
 import type { Owner } from '../lib/owner.ts';
+import { nowUnix } from '../lib/time.ts';
+import type { EventType } from './catalogue.ts';
+import { API_VERSION, type ApiObject, type EventObject, type StoredEvent } from './presenter.ts';
 
-type Db = Sql | TxSql;
-
-export interface EventRow {
-  id: string;
+export interface EventRow extends StoredEvent {
   account_id: string;
-  livemode: boolean;
-  type: string;
-  api_version: string;
-  data: unknown;
-  created_at: Date;
+}
+
+export interface EventInput {
+  accountId: string;
+  type: EventType;
+  /** The resource as the API presents it. */
+  object: ApiObject;
+}
+
+/**
+ * Inserts events (one statement for any number) and returns them as the API shows them. Only the
+ * outbox writer calls this (webhooks/outbox.ts), in the transaction of the state change, so that an
+ * event never exists without its webhook deliveries.
+ */
+export async function insertEvents(db: TxSql, inputs: readonly EventInput[]): Promise<EventObject[]> {
+  if (inputs.length === 0) return [];
+  const created = nowUnix();
+  const events: EventObject[] = inputs.map((i) => ({
+    id: newId('evt'),
+    object: 'event',
+    livemode: i.object.livemode,
+    type: i.type,
+    api_version: API_VERSION,
+    data: { object: i.object },
+    created,
+  }));
+  // json, not jsonb: the column keeps the text as written, so fields stay in the presenter's order.
+  await db`
+    insert into events (id, account_id, livemode, type, api_version, data, created_at)
+    select e.id, e.account_id, e.livemode, e.type, ${API_VERSION}, e.data::json, to_timestamp(${created})
+    from unnest(${events.map((e) => e.id)}::text[], ${inputs.map((i) => i.accountId)}::text[],
+                ${events.map((e) => String(e.livemode))}::text[]::boolean[], ${events.map((e) => e.type)}::text[],
+                ${events.map((e) => JSON.stringify(e.data))}::text[]) as e (id, account_id, livemode, type, data)`;
+  return events;
 }
 
 export interface EventFilters {
@@ -38,5 +68,3 @@ export async function listEvents(db: Db, o: Owner, p: PageParams, f: EventFilter
       ${k.where}
     ${k.order} limit ${k.limit}`;
 }
-
-export type { Owner };

@@ -2,10 +2,7 @@ import type { RequestHandler, Response } from 'express';
 import { createHash } from 'node:crypto';
 import type { Sql } from '../db/sql.ts';
 import { ApiError } from '../lib/errors.ts';
-
-const KEY_TTL = '24 hours';
-/** A first request that has held its key this long is taken to have died; the key can be used again. */
-const STALE_LOCK = '60 seconds';
+import { claimKey, findKey, releaseKey, saveResponse, type KeyRef } from './store.ts';
 
 /**
  * Parameters in a canonical JSON form (object keys sorted), so key order does not change the
@@ -60,17 +57,11 @@ export function routedPath(originalUrl: string): string {
 const fingerprint = (method: string, path: string, body: unknown) =>
   createHash('sha256').update(`${method} ${routedPath(path)}\n${canonical(body ?? {})}`).digest('hex');
 
-interface StoredKey {
-  fingerprint: string;
-  status: number | null;
-  response: unknown;
-  request_id: string;
-}
-
 /**
- * `Idempotency-Key` on POST, as Stripe does it: the first answer (status and body) is kept for 24 h
- * per account, mode and key and replayed for an identical retry; the key with another request is a
- * 400; a retry while the first is still running is a 409 and never a second record.
+ * `Idempotency-Key` on POST, as Stripe does it: the first answer (status and body) is kept for
+ * KEY_TTL (24 h, store.ts) per account, mode and key and replayed for an identical retry; the key
+ * with another request is a 400; a retry while the first is still running is a 409 and never a
+ * second record.
  */
 export function idempotency(sql: Sql): RequestHandler {
   return async (req, res, next) => {
@@ -79,24 +70,11 @@ export function idempotency(sql: Sql): RequestHandler {
     if (key.length === 0 || key.length > 255) {
       throw new ApiError('idempotency_key_invalid', 'Idempotency-Key must be 1 to 255 characters long.');
     }
-    const { accountId, livemode } = req.auth;
+    const ref: KeyRef = { accountId: req.auth.accountId, livemode: req.auth.livemode, key };
     const fp = fingerprint(req.method, req.originalUrl, req.body);
 
-    // Claim the key: a new row, or an expired or abandoned one taken over.
-    const claimed = await sql`
-      insert into idempotency_keys (account_id, livemode, key, fingerprint, locked_at, request_id)
-      values (${accountId}, ${livemode}, ${key}, ${fp}, now(), ${req.id})
-      on conflict (account_id, livemode, key) do update
-        set fingerprint = excluded.fingerprint, locked_at = now(), status = null, response = null,
-            request_id = excluded.request_id, created_at = now()
-        where idempotency_keys.created_at < now() - ${KEY_TTL}::interval
-           or (idempotency_keys.status is null and idempotency_keys.locked_at < now() - ${STALE_LOCK}::interval)
-      returning 1`;
-
-    if (claimed.length === 0) {
-      const [prior] = await sql<StoredKey[]>`
-        select fingerprint, status, response, request_id from idempotency_keys
-        where account_id = ${accountId} and livemode = ${livemode} and key = ${key}`;
+    if (!(await claimKey(sql, ref, fp, req.id))) {
+      const prior = await findKey(sql, ref);
       if (!prior) throw new ApiError('idempotency_key_in_progress', 'This Idempotency-Key is in use; retry shortly.');
       if (prior.fingerprint !== fp) {
         throw new ApiError(
@@ -114,14 +92,9 @@ export function idempotency(sql: Sql): RequestHandler {
     }
 
     captureResponse(res, async (status, body) => {
-      if (status >= 500) {
-        // Nothing was committed: free the key so that a retry runs the request again.
-        await sql`delete from idempotency_keys where account_id = ${accountId} and livemode = ${livemode} and key = ${key}`;
-      } else {
-        await sql`
-          update idempotency_keys set status = ${status}, response = ${sql.json(body as never)}, locked_at = null
-          where account_id = ${accountId} and livemode = ${livemode} and key = ${key}`;
-      }
+      // A 5xx committed nothing: free the key so that a retry runs the request again.
+      if (status >= 500) await releaseKey(sql, ref);
+      else await saveResponse(sql, ref, status, body);
     });
     next();
   };

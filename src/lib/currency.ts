@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * Active ISO 4217 currency codes with their minor units (the exponent of the smallest unit).
  * Fund codes (BOV, CHE, CLF, …), precious metals and testing codes (XAU, XTS, XXX, …) are
@@ -20,6 +22,15 @@ const MINOR_UNITS: Record<string, number> = {
 };
 
 export const isCurrency = (code: string): boolean => Object.hasOwn(MINOR_UNITS, code);
+
+/** The `currency` request field of every API that takes an amount (checkout sessions, payment links). */
+export const currencySchema = z.string().refine(isCurrency, 'must be a lowercase ISO 4217 currency code, such as usd');
+
+/**
+ * The largest amount one payment may charge, in the smallest currency unit (Stripe's bound):
+ * a session's amount, its line items' total, a link's amount.
+ */
+export const MAX_AMOUNT = 99_999_999;
 
 /** Digits after the decimal point: 2 for usd, 0 for jpy, 3 for kwd. */
 export const minorUnits = (code: string): number => MINOR_UNITS[code] ?? 2;

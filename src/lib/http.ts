@@ -1,7 +1,7 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import { randomFillSync } from 'node:crypto';
 import type { Logger } from 'pino';
-import { isDatabaseUnavailable } from '../db/sql.ts';
+import { isDatabaseUnavailable } from './dependencies.ts';
 import { ApiError } from './errors.ts';
 import { findTooDeep, MAX_BODY_DEPTH } from './validate.ts';
 

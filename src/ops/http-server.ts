@@ -1,6 +1,6 @@
 import http, { type RequestListener, type ServerResponse } from 'node:http';
 import net from 'node:net';
-import { StartupError } from '../db/sql.ts';
+import { StartupError } from '../lib/dependencies.ts';
 
 export interface DrainPlan {
   /** Connections with no request in progress are closed this long after the drain begins. */

@@ -3,5 +3,6 @@ export { escapeHtml, html, raw, Html } from './html.ts';
 export { alertBox, messagePage, PAGE_CSS, PAGE_CSS_HASH, renderPage, type PageOptions } from './layout.ts';
 export { allowFormTargets, createCsrf, hostedPageErrors, hostedPageSecurity, type Csrf } from './security.ts';
 export { formatAmount } from '../lib/currency.ts';
-export { refuseUnreadableInput, unreadableFields } from './input.ts';
+export { formText, refuseUnreadableInput, unreadableFields } from './input.ts';
+export { pageRoutes, type PageLoader } from './route.ts';
 export { clientAddress, hostedPageLimits, throttledAnswer, type HostedPageLimits, type Throttled } from './rate-limit.ts';

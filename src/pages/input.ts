@@ -7,6 +7,13 @@ const WHAT: Record<TextProblem, string> = {
   surrogate: 'text that is not valid Unicode',
 };
 
+/**
+ * A form field or query parameter of a hosted page as the string that was sent: '' when it is
+ * absent or not a single string (a repeated parameter). Never trimmed here: a page that ignores
+ * the spaces around what a payer typed trims those fields itself.
+ */
+export const formText = (v: unknown): string => (typeof v === 'string' ? v : '');
+
 function without(input: object, shown: readonly string[]): object {
   const rest: Record<string, unknown> = { ...input };
   for (const name of shown) delete rest[name];

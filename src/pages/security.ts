@@ -1,7 +1,9 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import { parseCookie, stringifySetCookie } from 'cookie';
 import helmet from 'helmet';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { isDatabaseUnavailable, type Sql } from '../db/sql.ts';
+import type { Sql } from '../db/sql.ts';
+import { isDatabaseUnavailable } from '../lib/dependencies.ts';
 import { messagePage, PAGE_CSS_HASH } from './layout.ts';
 
 /**
@@ -54,13 +56,7 @@ export function allowFormTargets(res: Response, urls: Array<string | null | unde
 const COOKIE = 'hp_csrf';
 const NONCE = /^[A-Za-z0-9_-]{22}$/;
 
-function readCookie(req: Request, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
+const readCookie = (req: Request, name: string): string | undefined => parseCookie(req.headers.cookie ?? '')[name];
 
 export interface Csrf {
   /** The token for the page's forms; sets the browser's CSRF cookie when it has none. */
@@ -92,7 +88,7 @@ export function createCsrf(sql: Sql): Csrf {
       let nonce = readCookie(req, COOKIE);
       if (!nonce || !NONCE.test(nonce)) {
         nonce = randomBytes(16).toString('base64url');
-        res.append('Set-Cookie', `${COOKIE}=${nonce}; Path=/; HttpOnly; SameSite=Lax; Max-Age=86400${req.secure ? '; Secure' : ''}`);
+        res.append('Set-Cookie', stringifySetCookie(COOKIE, nonce, { path: '/', httpOnly: true, sameSite: 'lax', maxAge: 86400, secure: req.secure }));
       }
       return sign(nonce, scope);
     },

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isCurrency } from '../lib/currency.ts';
+import { currencySchema, MAX_AMOUNT } from '../lib/currency.ts';
 import { listQuerySchema } from '../lib/pagination.ts';
 import { metadataSchema, text, unixSeconds } from '../lib/validate.ts';
 
@@ -10,25 +10,25 @@ export type LinkType = (typeof LINK_TYPES)[number];
 export type LinkStatus = (typeof LINK_STATUSES)[number];
 export type LinkSource = (typeof LINK_SOURCES)[number];
 
-/** The largest amount a link may charge: what one checkout session may charge (Stripe's bound). */
-export const MAX_AMOUNT = 99_999_999;
-
 const amount = z
   .number({ error: 'must be an integer amount in the smallest currency unit' })
   .int('must be an integer amount in the smallest currency unit')
   .min(1, 'must be at least 1')
   .max(MAX_AMOUNT, `must be at most ${MAX_AMOUNT}`);
 
-const currency = z.string().refine(isCurrency, 'must be a lowercase ISO 4217 currency code, such as usd');
+/**
+ * A link's slug, the last segment of its public URL. The one definition: the API's schema and the
+ * public pages test it here; migrations/0004_payment_links.sql repeats it in a CHECK (SQL cannot
+ * import it) and points back here.
+ */
+export const SLUG_PATTERN = /^[a-z0-9-]{3,64}$/;
 
-export const slugSchema = z
-  .string()
-  .regex(/^[a-z0-9-]{3,64}$/, 'must be 3 to 64 characters of lowercase letters, digits and hyphens');
+export const slugSchema = z.string().regex(SLUG_PATTERN, 'must be 3 to 64 characters of lowercase letters, digits and hyphens');
 
 /** Writable on create and on update. Counters, url, status on create, id and the timestamps are not. */
 const writable = {
   amount,
-  currency,
+  currency: currencySchema,
   type: z.enum(LINK_TYPES),
   name: text(200).nullable(),
   slug: slugSchema.nullable(),

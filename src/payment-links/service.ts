@@ -8,10 +8,9 @@ import { newId } from '../lib/ids.ts';
 import { nowUnix } from '../lib/time.ts';
 import { mergeMetadata, metadataOnCreate } from '../lib/validate.ts';
 import type { Services } from '../services.ts';
-import { presentAnalytics, presentPaymentLink, type PaymentLink } from './presenter.ts';
 import type { CreatePaymentLink, LinkSource, LinkType, UpdatePaymentLink } from './schema.ts';
 import * as store from './store.ts';
-import type { LinkChanges, Owner, PaymentLinkRow } from './store.ts';
+import type { LinkChanges, Owner, PaymentLinkRow, SourceTotals } from './store.ts';
 import { ownerOf } from '../lib/owner.ts';
 
 /** How many successful payments a link takes: one for SINGLE, quantity_limit (or no limit) for MULTI. */
@@ -40,8 +39,6 @@ export function closedReason(row: PaymentLinkRow, succeeded: number, now = Date.
   if (isExpired(row, now)) return { badge: 'Expired', message: 'This payment link has expired: it accepts no more payments.' };
   return null;
 }
-
-const present = (s: Services, row: PaymentLinkRow) => presentPaymentLink(row, s.config.publicLinkUrl);
 
 function checkSingleLimit(type: LinkType, quantityLimit: number | null | undefined): void {
   if (type === 'SINGLE' && quantityLimit != null && quantityLimit !== 1) {
@@ -75,7 +72,7 @@ async function slugChecked<T>(slug: string | null | undefined, work: () => Promi
   }
 }
 
-export async function createLink(s: Services, o: Owner, input: CreatePaymentLink): Promise<PaymentLink> {
+export async function createLink(s: Services, o: Owner, input: CreatePaymentLink): Promise<PaymentLinkRow> {
   const type = input.type ?? 'MULTI';
   checkSingleLimit(type, input.quantity_limit);
   checkFuture(input.expires_at);
@@ -100,7 +97,7 @@ export async function createLink(s: Services, o: Owner, input: CreatePaymentLink
         expires_at: input.expires_at != null ? new Date(input.expires_at * 1000) : null,
         metadata: metadataOnCreate(input.metadata),
       });
-      return present(s, row);
+      return row;
     }),
   );
 }
@@ -111,7 +108,7 @@ export async function createLink(s: Services, o: Owner, input: CreatePaymentLink
  */
 /**
  * `succeeded` counts the link's SUCCEEDED payments; `taken` adds the attempts in flight, whose
- * places are reserved while the processor is called (payment-hooks.ts): a limit may not go below
+ * places are reserved while the processor is called (participant.ts): a limit may not go below
  * them, or those charges would overshoot it.
  */
 export function planUpdate(cur: PaymentLinkRow, patch: UpdatePaymentLink, paid: { succeeded: number; taken: number }, now = Date.now()): LinkChanges {
@@ -175,31 +172,30 @@ export function planUpdate(cur: PaymentLinkRow, patch: UpdatePaymentLink, paid: 
   return c;
 }
 
-export async function updateLink(s: Services, o: Owner, id: string, patch: UpdatePaymentLink): Promise<PaymentLink> {
+export async function updateLink(s: Services, o: Owner, id: string, patch: UpdatePaymentLink): Promise<PaymentLinkRow> {
   return slugChecked(patch.slug, () =>
     withTx(s, s.log, async (tx) => {
       const cur = await store.lockLink(tx.sql, o, id);
       if (!cur) throw resourceMissing('payment_link', id);
       const paid = { succeeded: await store.succeededPayments(tx.sql, id), taken: await linkPlacesTaken(tx.sql, id) };
       const changes = planUpdate(cur, patch, paid);
-      if (Object.keys(changes).length === 0) return present(s, cur);
+      if (Object.keys(changes).length === 0) return cur;
       if (changes.customer_id !== undefined) await checkCustomerRef(tx.sql, o, changes.customer_id);
       await claimSlug(tx.sql, o, changes.slug);
-      return present(s, await store.updateLink(tx.sql, id, changes));
+      return store.updateLink(tx.sql, id, changes);
     }),
   );
 }
 
-export async function getLink(s: Services, o: Owner, id: string): Promise<PaymentLink> {
+export async function getLink(s: Services, o: Owner, id: string): Promise<PaymentLinkRow> {
   const row = await store.findLink(s.sql, o, id);
   if (!row) throw resourceMissing('payment_link', id);
-  return present(s, row);
+  return row;
 }
 
-export async function linkAnalytics(s: Services, o: Owner, id: string) {
-  const row = await store.findLink(s.sql, o, id);
-  if (!row) throw resourceMissing('payment_link', id);
-  return presentAnalytics(row, await store.analyticsBySource(s.sql, o, id));
+export async function linkAnalytics(s: Services, o: Owner, id: string): Promise<{ link: PaymentLinkRow; bySource: SourceTotals[] }> {
+  const link = await getLink(s, o, id);
+  return { link, bySource: await store.analyticsBySource(s.sql, o, id) };
 }
 
 /** What a payer typed on the link page, for the fields the link collects. */

@@ -1,10 +1,9 @@
-import type { Sql, TxSql } from '../db/sql.ts';
+import type { Db, Sql, TxSql } from '../db/sql.ts';
 import { isId } from '../lib/ids.ts';
 import { keyset, type PageParams } from '../lib/pagination.ts';
 import type { LinkSource, LinkStatus, LinkType } from './schema.ts';
 import type { Owner } from '../lib/owner.ts';
 
-type Db = Sql | TxSql;
 
 export interface PaymentLinkRow {
   id: string;

@@ -1,5 +1,5 @@
 import { Redis } from 'ioredis';
-import { StartupError } from '../db/sql.ts';
+import { StartupError } from '../lib/dependencies.ts';
 
 const HINT = 'start it (for example `redis-server --daemonize yes`) or set REDIS_URL';
 

@@ -6,9 +6,11 @@ import type { Sql } from '../db/sql.ts';
 import { Batcher } from './batcher.ts';
 import {
   cancelDelivery,
+  duePending,
   loadAttemptContexts,
   pauseIfInactive,
   recordAttempts,
+  stillPending,
   type AttemptContext,
   type AttemptRecord,
   type DeliveryStatus,
@@ -86,4 +88,26 @@ async function attempt(s: Services, job: Job<DeliverJobData>, d: AttemptContext)
   if (status === 'PENDING') throw new Error(why);
   if (status === 'FAILED') throw new UnrecoverableError(`${why}; no attempts left`);
   return `${why}; delivery is ${status}, not retried`;
+}
+
+const RECONCILE_BATCH = 500;
+
+/**
+ * The repair pass of deliveries (run by the reconcile worker): every PENDING delivery that is due
+ * and has no live job gets one again (Redis flushed, a job failed by BullMQ's stall limit, an
+ * after-commit enqueue that did not happen). A job found finished is replaced only if its row is
+ * still PENDING after that finding. Returns how many were enqueued again.
+ */
+export async function reconcileDeliveries(s: Services): Promise<number> {
+  const jobs = deliveryJobs(s);
+  let after = '';
+  let revived = 0;
+  for (;;) {
+    const ids = await duePending(s.sql, after, RECONCILE_BATCH);
+    if (ids.length === 0) break;
+    revived += (await jobs.revive(ids, { stillPending: (dead) => stillPending(s.sql, dead) })).length;
+    after = ids[ids.length - 1]!;
+    if (ids.length < RECONCILE_BATCH) break;
+  }
+  return revived;
 }

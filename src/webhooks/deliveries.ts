@@ -1,10 +1,9 @@
-import type { Sql, TxSql } from '../db/sql.ts';
+import type { Db, Sql } from '../db/sql.ts';
+import type { EventRow } from '../events/store.ts';
 import { newId } from '../lib/ids.ts';
 import { keyset, type PageParams } from '../lib/pagination.ts';
 import type { Owner } from './store.ts';
 import type { AttemptResult } from './sender.ts';
-
-type Db = Sql | TxSql;
 
 /** BullMQ makes at most this many automatic attempts; the delivery row counts them too (DESIGN 5). */
 export const MAX_ATTEMPTS = 7;
@@ -88,9 +87,9 @@ export interface AttemptContext {
   previous_secret_expires_at: Date | null;
   event_id: string;
   livemode: boolean;
-  type: string;
+  type: EventRow['type'];
   api_version: string;
-  data: unknown;
+  data: EventRow['data'];
   event_created_at: Date;
 }
 

@@ -1,4 +1,5 @@
 import type { Tx } from '../db/tx.ts';
+import type { EventType } from '../events/catalogue.ts';
 import { insertDeliveryRows, subscribes, subscriptionsOf, type DeliveryStatus, type NewDelivery } from './deliveries.ts';
 import { deliveryJobs } from './jobs.ts';
 
@@ -6,7 +7,7 @@ export interface RecordedEvent {
   accountId: string;
   livemode: boolean;
   eventId: string;
-  type: string;
+  type: EventType;
 }
 
 /**

@@ -1,14 +1,16 @@
 import { Router } from 'express';
 import { resourceMissing } from '../lib/errors.ts';
+import { isId } from '../lib/ids.ts';
 import { parseListQuery, toList } from '../lib/pagination.ts';
 import { pathId, validate } from '../lib/validate.ts';
 import type { Services } from '../services.ts';
-import { presentEndpoint, presentEndpointWithSecret } from './presenter.ts';
-import { CreateEndpoint, ListEndpoints, RotateSecret, UpdateEndpoint } from './schema.ts';
+import { presentDelivery, presentEndpoint, presentEndpointWithSecret } from './presenter.ts';
+import { CreateEndpoint, ListDeliveries, ListEndpoints, ResendEvent, RotateSecret, UpdateEndpoint } from './schema.ts';
 import * as service from './service.ts';
 import * as store from './store.ts';
 
 const endpointId = (id: string) => pathId('we', 'webhook_endpoint', id);
+const eventId = (id: string) => pathId('evt', 'event', id);
 
 export function webhookEndpointsRouter(s: Services): Router {
   const r = Router();
@@ -42,6 +44,31 @@ export function webhookEndpointsRouter(s: Services): Router {
   r.post('/:id/rotate-secret', async (req, res) => {
     validate(RotateSecret, req.body);
     res.json(presentEndpointWithSecret(await service.rotateSecret(s, req.auth, endpointId(req.params.id))));
+  });
+
+  return r;
+}
+
+/**
+ * The deliveries of an event, and sending it again. Mounted at /v1/events beside the events router
+ * (src/app.ts): the URLs are the event's, the work is this component's.
+ */
+export function eventDeliveriesRouter(s: Services): Router {
+  const r = Router();
+
+  r.get('/:id/deliveries', async (req, res) => {
+    const id = eventId(req.params.id);
+    const q = parseListQuery(ListDeliveries, req.query);
+    const page = await service.eventDeliveries(s, req.auth, id, q);
+    res.json(toList(page.rows, q, `/v1/events/${id}/deliveries`, (d) => presentDelivery(d, page.attempts.get(d.id))));
+  });
+
+  r.post('/:id/resend', async (req, res) => {
+    const id = eventId(req.params.id);
+    const { endpoint_id } = validate(ResendEvent, req.body);
+    if (endpoint_id !== undefined && !isId('we', endpoint_id)) throw resourceMissing('webhook_endpoint', endpoint_id, 'endpoint_id');
+    const rows = await service.resendEvent(s, req.auth, id, endpoint_id);
+    res.json({ object: 'list', url: `/v1/events/${id}/resend`, has_more: false, data: rows.map((d) => presentDelivery(d)) });
   });
 
   return r;

@@ -45,3 +45,12 @@ export type ListEndpoints = z.infer<typeof ListEndpoints>;
 
 /** rotate-secret takes no parameters. */
 export const RotateSecret = z.strictObject({});
+
+/** POST /v1/events/:id/resend: every subscribed endpoint, or the one named. */
+export const ResendEvent = z.strictObject({
+  endpoint_id: z.string().optional(),
+});
+export type ResendEvent = z.infer<typeof ResendEvent>;
+
+export const ListDeliveries = listQuerySchema('wd', {});
+export type ListDeliveries = z.infer<typeof ListDeliveries>;

@@ -1,9 +1,7 @@
-import type { Sql, TxSql } from '../db/sql.ts';
+import type { Db, Sql, TxSql } from '../db/sql.ts';
 import { newId } from '../lib/ids.ts';
 import { keyset, type PageParams } from '../lib/pagination.ts';
 import type { Owner } from '../lib/owner.ts';
-
-type Db = Sql | TxSql;
 
 export interface EndpointRow {
   id: string;

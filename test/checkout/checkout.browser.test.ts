@@ -3,17 +3,16 @@ import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DESKTOP, launchBrowser, PHONE, screenshot, withPage } from '../helpers/browser.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { useTestServer } from '../helpers/server.ts';
 import { createSession } from './helpers.ts';
 
-let t: TestServer;
+const t = useTestServer();
 let key: string;
 let browser: Browser;
 let merchant: http.Server;
 let merchantUrl: string;
 
 beforeAll(async () => {
-  t = await startTestServer();
   key = (await t.account()).test;
   browser = await launchBrowser();
   // The merchant's site, where success_url and cancel_url lead.
@@ -26,7 +25,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await browser?.close();
   merchant?.close();
-  await t?.close();
 });
 
 const newSession = (body: Record<string, unknown> = {}) =>

@@ -3,9 +3,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expireDueBatch, reconcileExpiries } from '../../src/checkout/expiry.ts';
 import { newId } from '../../src/lib/ids.ts';
 import { reconcileWorker } from '../../workers/reconcile.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { createLink, pathOf } from '../payment-links/helpers.ts';
-import { createSession, eventsFor, eventually, Payer, sleep } from './helpers.ts';
+import { useTestServer, type TestServer } from '../helpers/server.ts';
+import { createLink } from '../payment-links/helpers.ts';
+import { createSession } from './helpers.ts';
+import { eventsFor } from '../helpers/events.ts';
+import { pathOf, Payer } from '../helpers/payer.ts';
+import { eventually, sleep } from '../helpers/wait.ts';
 
 const CARD_4242 = { number: '4242424242424242', expMonth: 12, expYear: 2034, cvc: '123', name: 'Ada Lovelace' };
 
@@ -59,11 +62,7 @@ async function concurrentPayments(t: TestServer, n: number): Promise<void> {
 describe('no hung process: payments at a small pool', () => {
   for (const [pool, n] of [['2', 20], ['1', 8]] as const) {
     describe(`DB_POOL_MAX=${pool}`, () => {
-      let t: TestServer;
-      beforeAll(async () => {
-        t = await startTestServer({ env: { DB_POOL_MAX: pool } });
-      });
-      afterAll(() => t.close());
+      const t = useTestServer({ env: { DB_POOL_MAX: pool } });
 
       it(`when ${n} payers with customers pay at once, then every one is answered, each session is COMPLETE with exactly one SUCCEEDED payment`, async () => {
         await concurrentPayments(t, n);
@@ -90,19 +89,15 @@ describe('no hung process: payments at a small pool', () => {
 });
 
 describe('database bounds on every pooled connection', () => {
-  let t: TestServer;
+  const t = useTestServer({ env: { DB_STATEMENT_TIMEOUT_MS: '1500', DB_LOCK_TIMEOUT_MS: '500', DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: '700' } });
   let other: postgres.Sql;
   beforeAll(async () => {
-    t = await startTestServer({
-      env: { DB_STATEMENT_TIMEOUT_MS: '1500', DB_LOCK_TIMEOUT_MS: '500', DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: '700' },
-    });
     // A client outside the service's pool, to hold a lock the service then meets.
     const url = new URL(t.s.config.databaseUrl);
     other = postgres(url.toString(), { max: 1, onnotice: () => {} });
   });
   afterAll(async () => {
     await other.end({ timeout: 1 });
-    await t.close();
   });
 
   it('when a pooled connection is asked, then it shows the configured statement, lock and idle-in-transaction timeouts', async () => {
@@ -165,13 +160,11 @@ describe('database bounds on every pooled connection', () => {
 });
 
 describe('a crash between the recorded attempt and the recorded outcome', () => {
-  let t: TestServer;
+  const t = useTestServer({ workers: [reconcileWorker as never], env: { RECONCILE_INTERVAL_MS: '1000' } });
   let key: string;
   beforeAll(async () => {
-    t = await startTestServer({ workers: [reconcileWorker as never], env: { RECONCILE_INTERVAL_MS: '1000' } });
     key = (await t.account()).test;
   });
-  afterAll(() => t.close());
 
   /**
    * What a crash leaves behind: the attempt committed PENDING and in flight `ageSeconds` ago (tx 1),

@@ -1,15 +1,15 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { paymentHooks } from '../../src/checkout/hooks.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { createSession, eventObjects, eventsFor, Payer } from './helpers.ts';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { PaymentParticipant } from '../../src/checkout/participants.ts';
+import { useTestServer } from '../helpers/server.ts';
+import { createSession } from './helpers.ts';
+import { eventObjects, eventsFor } from '../helpers/events.ts';
+import { Payer } from '../helpers/payer.ts';
 
-let t: TestServer;
+const t = useTestServer();
 let key: string;
 beforeAll(async () => {
-  t = await startTestServer();
   key = (await t.account()).test;
 });
-afterAll(() => t.close());
 
 const session = async (id: string) => (await t.request('GET', `/v1/checkout/sessions/${id}`, { key })).body;
 const paymentsOf = (id: string) =>
@@ -289,12 +289,17 @@ describe('hosted page security', () => {
   });
 });
 
-describe('payment hooks', () => {
-  afterEach(() => void paymentHooks.splice(0));
+describe('payment participants', () => {
+  // This file's own Services (never a global list): the participants built by createServices, plus
+  // one for the test, put back after each test.
+  let built: readonly PaymentParticipant[];
+  beforeAll(() => void (built = t.s.paymentParticipants));
+  afterEach(() => void (t.s.paymentParticipants = built));
+  const participate = (p: Omit<PaymentParticipant, 'name'>) => void (t.s.paymentParticipants = [...built, { name: 'test', ...p }]);
 
-  it('when a hook refuses, then the payer is not charged and the page shows its message', async () => {
+  it('when a participant refuses, then the payer is not charged and the page shows its message', async () => {
     const cs = await createSession(t, key);
-    paymentHooks.push({ beforeCharge: async (_tx, s) => (s.id === cs.id ? 'This link has ended' : null), afterSuccess: async () => {} });
+    participate({ beforeCharge: async (_tx, s) => (s.id === cs.id ? 'This link has ended' : null), afterSuccess: async () => {} });
     const res = await new Payer(t).pay(cs.id);
     expect(res.status).toBe(409);
     expect(res.html).toContain('This link has ended');
@@ -302,14 +307,14 @@ describe('payment hooks', () => {
     expect((await session(cs.id)).status).toBe('OPEN');
   });
 
-  it('when a payment succeeds, then afterSuccess runs in its transaction, and a failing hook undoes that transaction: the charged attempt stays in flight for the sweeper', async () => {
+  it('when a payment succeeds, then afterSuccess runs in its transaction, and a failing participant undoes that transaction: the charged attempt stays in flight for the sweeper', async () => {
     const seen: string[] = [];
-    paymentHooks.push({
+    participate({
       beforeCharge: async () => null,
       afterSuccess: async (tx, s, p) => {
         const [row] = await tx.sql`select status from checkout_sessions where id = ${s.id}`;
         seen.push(`${row!.status}:${p.status}`);
-        if (s.metadata.boom) throw new Error('hook failed');
+        if (s.metadata.boom) throw new Error('participant failed');
       },
     });
     const ok = await createSession(t, key);

@@ -1,20 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { nowUnix } from '../../src/lib/time.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { createSession, eventObjects, eventsFor, SUCCESS_URL } from './helpers.ts';
+import { useTestServer } from '../helpers/server.ts';
+import { createSession, SUCCESS_URL } from './helpers.ts';
+import { eventObjects, eventsFor } from '../helpers/events.ts';
 
-let t: TestServer;
+const t = useTestServer();
 let key: string;
 let liveKey: string;
 let accountId: string;
 beforeAll(async () => {
-  t = await startTestServer();
   const a = await t.account();
   key = a.test;
   liveKey = a.live;
   accountId = a.accountId;
 });
-afterAll(() => t.close());
 
 const post = (body: Record<string, unknown>, k = key) => t.request('POST', '/v1/checkout/sessions', { key: k, body });
 const valid = { amount: 1999, currency: 'usd', success_url: SUCCESS_URL };

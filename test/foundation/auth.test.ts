@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { hashKey } from '../../src/auth/keys.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { useTestServer } from '../helpers/server.ts';
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startTestServer({ env: { API_KEY_CACHE_SECONDS: '0' } });
-});
-afterAll(() => t.close());
+const t = useTestServer({ env: { API_KEY_CACHE_SECONDS: '0' } });
 
 describe('authentication', () => {
   describe.each([

@@ -1,13 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestServer } from '../helpers/server.ts';
 
-let t: TestServer;
+const t = useTestServer();
 let key: string;
 beforeAll(async () => {
-  t = await startTestServer();
   key = (await t.account()).test;
 });
-afterAll(() => t.close());
 
 const create = (body: unknown, k = key) => t.request('POST', '/v1/customers', { key: k, body });
 

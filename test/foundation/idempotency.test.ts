@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { canonical } from '../../src/idempotency/middleware.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { useTestServer } from '../helpers/server.ts';
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startTestServer();
-});
-afterAll(() => t.close());
+const t = useTestServer();
 
 const post = (key: string, idem: string, body: unknown, path = '/v1/customers') =>
   t.request('POST', path, { key, body, headers: { 'idempotency-key': idem } });

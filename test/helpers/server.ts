@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import pino from 'pino';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import { createApp } from '../../src/app.ts';
 import { accountExists, createAccount, createApiKey, type Mode } from '../../src/auth/keys.ts';
 import { loadConfig } from '../../src/config.ts';
@@ -134,5 +134,43 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       await adminSql`drop database if exists ${adminSql(name)} with (force)`;
       await adminSql.end();
     },
+  };
+}
+
+/**
+ * The test server of a file (or of a describe block): started in beforeAll, closed in afterAll.
+ * `const t = useTestServer(...)` at the top, then `t.request(...)` inside the tests; the handle
+ * reads through to the server once it has started. `opts` may be a function, called in beforeAll,
+ * when the options depend on something an earlier beforeAll starts (a private Redis).
+ */
+export function useTestServer(opts: TestServerOptions | (() => TestServerOptions) = {}): TestServer {
+  let server: TestServer | undefined;
+  beforeAll(async () => {
+    server = await startTestServer(typeof opts === 'function' ? opts() : opts);
+  });
+  afterAll(async () => {
+    await server?.close();
+  });
+  const get = () => {
+    if (!server) throw new Error('the test server starts in beforeAll: use it inside a hook or a test');
+    return server;
+  };
+  return {
+    get url() {
+      return get().url;
+    },
+    get s() {
+      return get().s;
+    },
+    get sql() {
+      return get().sql;
+    },
+    get workers() {
+      return get().workers;
+    },
+    request: (method, path, o) => get().request(method, path, o),
+    account: () => get().account(),
+    key: (accountId, mode) => get().key(accountId, mode),
+    close: () => get().close(),
   };
 }

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { dbUrl, freePort, runScript, dropRedisPrefix } from '../helpers/process.ts';
+import { eventually } from '../helpers/wait.ts';
 
 const dbName = `t_cluster_${randomBytes(4).toString('hex')}`;
 const admin = postgres(dbUrl('postgres'), { max: 1, onnotice: () => {} });
@@ -52,9 +53,10 @@ describe('WEB_CONCURRENCY', () => {
         Array.from({ length: 20 }, () => fetch(`http://127.0.0.1:${port}/v1/account`, { headers: { ...auth, connection: 'close' } })),
       );
       expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
-      await new Promise((r) => setTimeout(r, 300)); // access lines are written asynchronously
-      const served = new Set(lines().filter((l) => l.msg === 'request' && l.status === 200).map((l) => l.pid));
-      expect(served).toEqual(webPids());
+      // Access lines are written asynchronously: wait for all 20, then see who served them.
+      const accessLines = () => lines().filter((l) => l.msg === 'request' && l.status === 200);
+      await eventually(async () => accessLines().length >= 20);
+      expect(new Set(accessLines().map((l) => l.pid))).toEqual(webPids());
 
       const pids = [...webPids()];
       svc.child.kill('SIGTERM');

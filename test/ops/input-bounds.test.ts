@@ -1,19 +1,18 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_DEPTH, MAX_UNIX_SECONDS } from '../../src/lib/validate.ts';
-import { createSession, Payer } from '../checkout/helpers.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { createLink, pathOf } from '../payment-links/helpers.ts';
+import { createSession } from '../checkout/helpers.ts';
+import { useTestServer } from '../helpers/server.ts';
+import { createLink } from '../payment-links/helpers.ts';
 import { nestedText } from './hostile.ts';
+import { pathOf, Payer } from '../helpers/payer.ts';
 
 // The inputs issue 9 found answering 500, each now a 400 naming its parameter.
-let t: TestServer;
+const t = useTestServer();
 let key: string;
 beforeAll(async () => {
-  t = await startTestServer();
   const a = await t.account();
   key = a.test;
 });
-afterAll(() => t.close());
 
 const json = (path: string, body: unknown, headers: Record<string, string> = {}) => t.request('POST', path, { key, body, headers });
 const expectInvalid = (res: { status: number; body: any; headers: Headers }, param: string | undefined) => {

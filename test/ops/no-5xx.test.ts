@@ -1,10 +1,11 @@
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { beforeAll, describe, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode } from '../../src/lib/errors.ts';
-import { createSession, Payer } from '../checkout/helpers.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { createLink, pathOf } from '../payment-links/helpers.ts';
+import { createSession } from '../checkout/helpers.ts';
+import { useTestServer } from '../helpers/server.ts';
+import { createLink } from '../payment-links/helpers.ts';
 import { encode, hostileBody, hostileParams, idSegment, NUMBER_EDGES, NUMBER_TEXT_EDGES, paramsText, TEXT_EDGES } from './hostile.ts';
+import { pathOf, Payer } from '../helpers/payer.ts';
 
 /**
  * Property: whatever a client sends to any endpoint or hosted page, the answer is not a 5xx, comes
@@ -30,17 +31,16 @@ interface Route {
   payer?: () => Payer;
 }
 
-let t: TestServer;
+const t = useTestServer({
+  // The card-testing limits would answer 429 before the form checks this test is after.
+  env: { RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '1000000', RATE_LIMIT_PAY_PER_CLIENT_PER_HOUR: '1000000', RATE_LIMIT_PAY_PER_SESSION_PER_HOUR: '1000000' },
+});
 let key: string;
 const fx: Record<string, string> = {};
 const sessionId = async (body?: Record<string, unknown>) => (await createSession(t, key, body)).id as string;
 const payers: Record<string, Payer> = {};
 
 beforeAll(async () => {
-  t = await startTestServer({
-    // The card-testing limits would answer 429 before the form checks this test is after.
-    env: { RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '1000000', RATE_LIMIT_PAY_PER_CLIENT_PER_HOUR: '1000000', RATE_LIMIT_PAY_PER_SESSION_PER_HOUR: '1000000' },
-  });
   key = (await t.account()).test;
   const post = async (path: string, body: unknown) => {
     const res = await t.request('POST', path, { key, body });
@@ -72,7 +72,6 @@ beforeAll(async () => {
   const events = await t.request('GET', '/v1/events?limit=1', { key });
   fx.evt = events.body.data[0].id;
 });
-afterAll(() => t?.close());
 
 const ids = (...names: string[]) => () => names.map((n) => fx[n]!);
 const listParams = ['limit', 'starting_after', 'ending_before'];
@@ -84,7 +83,7 @@ const customerFields = ['email', 'first_name', 'last_name', 'phone', 'company_na
 const endpointFields = ['url', 'enabled_events', 'description', 'is_active'];
 const cardForm = { email: 'payer@example.com', name: 'Ada Lovelace', card_number: '4000 0000 0000 0002', expiry: '12/34', cvc: '123' };
 
-// Every route of src/*/routes.ts, src/checkout/pages.ts and src/payment-links/public.ts.
+// Every route of src/*/routes.ts, src/checkout/pages.ts and src/payment-links/pages.ts.
 const API: Route[] = [
   { method: 'GET', path: '/v1/account' },
   { method: 'POST', path: '/v1/customers', body: () => ({ email: 'a@b.co', first_name: 'Ada' }), fields: customerFields },

@@ -1,43 +1,48 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession, eventually, Payer } from '../checkout/helpers.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { createSession } from '../checkout/helpers.ts';
+import { useTestServer } from '../helpers/server.ts';
 import { createLink, payThroughLink } from '../payment-links/helpers.ts';
 import { createEndpoint } from '../webhooks/helpers.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { startPrivateRedis } from './private-redis.ts';
+import { Payer } from '../helpers/payer.ts';
+import { eventually } from '../helpers/wait.ts';
 
 // The running service (web and every worker, with its own schedules) on a Redis of this file
 // alone, which the tests flush, stop and start again. Nothing here calls a repair function.
 let redis: Awaited<ReturnType<typeof startPrivateRedis>>;
-let t: TestServer;
 let receiver: Receiver;
 let failing = true;
 let key: string;
 let accountId: string;
 let endpointId: string;
 
+// After hooks run in reverse order: the server closes (on its Redis, started again) before that
+// Redis and the receiver go.
 beforeAll(async () => {
   redis = await startPrivateRedis();
   receiver = await startReceiver(() => (failing ? 500 : 200));
-  t = await startTestServer({
-    workers: true,
-    env: {
-      REDIS_URL: redis.url,
-      RECONCILE_INTERVAL_MS: '1000',
-      WEBHOOK_ALLOW_INSECURE_TARGETS: 'true',
-      WEBHOOK_BACKOFF_BASE_MS: '2000',
-    },
-  });
+});
+afterAll(async () => {
+  await redis?.dispose();
+  await receiver?.close();
+});
+const t = useTestServer(() => ({
+  workers: true,
+  env: {
+    REDIS_URL: redis.url,
+    RECONCILE_INTERVAL_MS: '1000',
+    WEBHOOK_ALLOW_INSECURE_TARGETS: 'true',
+    WEBHOOK_BACKOFF_BASE_MS: '2000',
+  },
+}));
+beforeAll(async () => {
   ({ accountId, test: key } = await t.account());
   endpointId = (await createEndpoint(t, key, { url: `${receiver.url}/hook` })).id;
 });
-
 afterAll(async () => {
   await redis?.start().catch(() => {}); // the server's clean-up needs its Redis
   await eventually(async () => (await t.request('GET', '/readyz')).status === 200).catch(() => {});
-  await t?.close();
-  await redis?.dispose();
-  await receiver?.close();
 });
 
 const sessionStatus = async (ids: string[]) =>

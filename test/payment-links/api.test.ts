@@ -1,18 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { eventTypes } from './helpers.ts';
+import { useTestServer } from '../helpers/server.ts';
+import { eventsFor } from '../helpers/events.ts';
 
-let t: TestServer;
+const t = useTestServer();
 let key: string;
 let accountId: string;
 beforeAll(async () => {
-  t = await startTestServer();
   const a = await t.account();
   key = a.test;
   accountId = a.accountId;
 });
-afterAll(() => t.close());
 
 const create = (body: Record<string, unknown>, k = key) =>
   t.request('POST', '/v1/payment-links', { key: k, body: { amount: 2500, currency: 'usd', ...body } });
@@ -60,7 +58,7 @@ describe('POST /v1/payment-links', () => {
     const [row] = await t.sql`select amount_cents, account_id from payment_links where id = ${link.id}`;
     expect(row).toEqual({ amount_cents: 2500, account_id: accountId });
     // Spec 6.2 has no payment_link event types: none is recorded.
-    expect(await eventTypes(t, link.id)).toEqual([]);
+    expect(await eventsFor(t, link.id)).toEqual([]);
   });
 
   it('when the body carries amount_cents, then it answers 400 parameter_unknown', async () => {
@@ -179,7 +177,7 @@ describe('PATCH /v1/payment-links/:id', () => {
     expect(res.body).toMatchObject({ id: link.id, name: 'New name', collect_phone: true, metadata: { a: '1', b: '2' }, quantity_limit: 10 });
     const [row] = await t.sql`select name, quantity_limit from payment_links where id = ${link.id}`;
     expect(row).toEqual({ name: 'New name', quantity_limit: 10 });
-    expect(await eventTypes(t, link.id)).toEqual([]);
+    expect(await eventsFor(t, link.id)).toEqual([]);
   });
 
   it('when the status goes CANCELLED then ACTIVE, then the link is deactivated and reactivated', async () => {

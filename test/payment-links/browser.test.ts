@@ -2,20 +2,19 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { linkCountersWorker } from '../../workers/link-counters.ts';
 import { DESKTOP, launchBrowser, PHONE, screenshot, withPage as withViewport } from '../helpers/browser.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { createLink, eventually } from './helpers.ts';
+import { useTestServer } from '../helpers/server.ts';
+import { createLink } from './helpers.ts';
+import { eventually } from '../helpers/wait.ts';
 
-let t: TestServer;
+const t = useTestServer({ workers: [linkCountersWorker] });
 let key: string;
 let browser: Browser;
 beforeAll(async () => {
-  t = await startTestServer({ workers: [linkCountersWorker] });
   key = (await t.account()).test;
   browser = await launchBrowser();
 });
 afterAll(async () => {
   await browser?.close();
-  await t?.close();
 });
 
 const withPage = <T>(width: number, work: (page: Page) => Promise<T>) => withViewport(browser, width < 500 ? PHONE : DESKTOP, work);

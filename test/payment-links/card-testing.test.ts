@@ -3,9 +3,10 @@ import { createServer } from 'node:net';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { Payer } from '../checkout/helpers.ts';
-import { createLink, pathOf } from './helpers.ts';
+import { useTestServer, type TestServer } from '../helpers/server.ts';
+import { pathOf, Payer } from '../helpers/payer.ts';
+import { sleep } from '../helpers/wait.ts';
+import { createLink } from './helpers.ts';
 
 const DECLINE = '4000000000000002';
 
@@ -60,20 +61,18 @@ const declinesOf = async (t: TestServer, linkId: string) =>
 const DEFAULTS = loadConfig({}).rateLimits;
 
 describe('card testing through a live link, with the default limits', () => {
-  let t: TestServer;
+  const t = useTestServer({
+    env: {
+      TRUST_PROXY: 'loopback',
+      RATE_LIMIT_LINK_SESSIONS_PER_HOUR: String(DEFAULTS.linkSessionsPerHour),
+      RATE_LIMIT_PAY_PER_CLIENT_PER_HOUR: String(DEFAULTS.payPerClientPerHour),
+      RATE_LIMIT_PAY_PER_SESSION_PER_HOUR: String(DEFAULTS.payPerSessionPerHour),
+    },
+});
   let live: string;
   beforeAll(async () => {
-    t = await startTestServer({
-      env: {
-        TRUST_PROXY: 'loopback',
-        RATE_LIMIT_LINK_SESSIONS_PER_HOUR: String(DEFAULTS.linkSessionsPerHour),
-        RATE_LIMIT_PAY_PER_CLIENT_PER_HOUR: String(DEFAULTS.payPerClientPerHour),
-        RATE_LIMIT_PAY_PER_SESSION_PER_HOUR: String(DEFAULTS.payPerSessionPerHour),
-      },
-    });
     live = (await t.account()).live;
   });
-  afterAll(() => t.close());
 
   it('when one client posts the link form and declining cards again and again, then it gets 429 pages past the limits and at most the configured card attempts', async () => {
     const link = await createLink(t, live, { slug: null });
@@ -138,11 +137,7 @@ describe('card testing through a live link, with the default limits', () => {
 });
 
 describe('client address without TRUST_PROXY', () => {
-  let t: TestServer;
-  beforeAll(async () => {
-    t = await startTestServer({ env: { RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '3' } });
-  });
-  afterAll(() => t.close());
+  const t = useTestServer({ env: { RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '3' } });
 
   it('when TRUST_PROXY is not set, then a client that changes X-Forwarded-For on every post is still one client', async () => {
     const link = await createLink(t, (await t.account()).live);
@@ -159,11 +154,7 @@ describe('client address without TRUST_PROXY', () => {
 });
 
 describe('IPv6 clients', () => {
-  let t: TestServer;
-  beforeAll(async () => {
-    t = await startTestServer({ env: { TRUST_PROXY: 'loopback', RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '2' } });
-  });
-  afterAll(() => t.close());
+  const t = useTestServer({ env: { TRUST_PROXY: 'loopback', RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '2' } });
 
   it('when a client takes a new IPv6 address of its /64 for every post, then it is still one client; another /64 is not', async () => {
     const link = await createLink(t, (await t.account()).live);
@@ -217,21 +208,21 @@ async function stopRedis(child: ChildProcess): Promise<void> {
 }
 
 describe('Redis down', () => {
-  let t: TestServer;
   let port: number;
   let redis: ChildProcess;
+  // After hooks run in reverse order: the server closes before its Redis stops.
   beforeAll(async () => {
     port = await freePort();
     redis = await startRedis(port);
-    t = await startTestServer({
-      env: { REDIS_URL: `redis://127.0.0.1:${port}`, TRUST_PROXY: 'loopback', RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '4' },
-    });
   });
+  afterAll(() => stopRedis(redis));
+  const t = useTestServer(() => ({
+    env: { REDIS_URL: `redis://127.0.0.1:${port}`, TRUST_PROXY: 'loopback', RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '4' },
+  }));
   afterAll(async () => {
     // A fresh Redis on the same port lets the server close cleanly.
     if (exited(redis)) redis = await startRedis(port);
-    for (let i = 0; i < 100 && t.s.redis.status !== 'ready'; i++) await new Promise((r) => setTimeout(r, 100));
-    await t.close().finally(() => stopRedis(redis));
+    for (let i = 0; i < 100 && t.s.redis.status !== 'ready'; i++) await sleep(100);
   });
 
   it('when Redis stops, then the limits are counted in memory: answered at once, and still refused past the limit', async () => {

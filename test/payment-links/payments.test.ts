@@ -1,15 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestServer } from '../helpers/server.ts';
 import { linkCountersWorker } from '../../workers/link-counters.ts';
-import { createLink, eventTypes, eventually, pathOf, payThroughLink, Payer } from './helpers.ts';
+import { createLink, payThroughLink } from './helpers.ts';
+import { eventsFor } from '../helpers/events.ts';
+import { pathOf, Payer } from '../helpers/payer.ts';
+import { eventually } from '../helpers/wait.ts';
 
-let t: TestServer;
+const t = useTestServer({ workers: [linkCountersWorker] });
 let key: string;
 beforeAll(async () => {
-  t = await startTestServer({ workers: [linkCountersWorker] });
   key = (await t.account()).test;
 });
-afterAll(() => t.close());
 
 const linkRow = async (id: string) => (await t.sql`select * from payment_links where id = ${id}`)[0]!;
 const succeeded = async (id: string) =>
@@ -35,8 +36,8 @@ describe('paying through a link', () => {
     });
     const [payment] = await t.sql`select * from payments where id = ${session!.payment_id}`;
     expect(payment).toMatchObject({ status: 'SUCCEEDED', payment_link_id: link.id, link_source: 'QR', amount_cents: 2500 });
-    expect(await eventTypes(t, sessionId)).toContain('checkout.session.completed');
-    expect(await eventTypes(t, payment!.id)).toContain('payment.succeeded');
+    expect(await eventsFor(t, sessionId)).toContain('checkout.session.completed');
+    expect(await eventsFor(t, payment!.id)).toContain('payment.succeeded');
 
     const converged = await eventually(async () => {
       const row = await linkRow(link.id);
@@ -71,7 +72,7 @@ describe('paying through a link', () => {
     expect((await linkRow(link.id)).status).toBe('COMPLETED');
     const api = await t.request('GET', `/v1/payment-links/${link.id}`, { key });
     expect(api.body.status).toBe('COMPLETED');
-    expect(await eventTypes(t, link.id)).toEqual([]);
+    expect(await eventsFor(t, link.id)).toEqual([]);
 
     const refused = await late.pay(lateSession);
     expect(refused.status).toBe(409);

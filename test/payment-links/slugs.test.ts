@@ -4,16 +4,12 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { migrate } from '../../src/db/migrate.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { useTestServer } from '../helpers/server.ts';
 
-let t: TestServer;
-beforeAll(async () => {
-  t = await startTestServer();
-});
-afterAll(() => t.close());
+const t = useTestServer();
 
 const create = (key: string, body: Record<string, unknown>) =>
   t.request('POST', '/v1/payment-links', { key, body: { amount: 2500, currency: 'usd', ...body } });

@@ -1,17 +1,16 @@
 import type { LookupAddress } from 'node:dns';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { useTestServer } from '../helpers/server.ts';
 import { webhookDeliveryWorker } from '../../workers/webhook-delivery.ts';
 import { setResolver } from '../../src/webhooks/dns.ts';
 import { startReceiver, until, type Receiver } from './receiver.ts';
 import { createEndpoint, emit } from './helpers.ts';
 
 // The production rules (no insecure override); names are resolved by a stand-in for DNS.
-let t: TestServer;
+const t = useTestServer({ workers: [webhookDeliveryWorker as never], env: { WEBHOOK_TIMEOUT_MS: '1000' } });
 let rx: Receiver;
 const names = new Map<string, LookupAddress[]>();
 beforeAll(async () => {
-  t = await startTestServer({ workers: [webhookDeliveryWorker as never], env: { WEBHOOK_TIMEOUT_MS: '1000' } });
   rx = await startReceiver();
   setResolver(async (hostname) => {
     const found = names.get(hostname);
@@ -22,7 +21,6 @@ beforeAll(async () => {
 afterEach(() => names.clear());
 afterAll(async () => {
   setResolver(null);
-  await t.close();
   await rx.close();
 });
 
@@ -63,11 +61,13 @@ describe('address check at delivery', () => {
   it('when a saved endpoint names a private IP literal (saved while the override was on), then the attempt is refused without a lookup', async () => {
     const a = await t.account();
     const ep = await createEndpoint(t, a.test, { url: 'https://hooks.example.com/x' });
-    await t.sql`update webhook_endpoints set url = ${`http://127.0.0.1:${rx.port}/x`} where id = ${ep.id}`;
+    // https, so that the https rule passes and the address rule is what refuses it.
+    await t.sql`update webhook_endpoints set url = ${`https://127.0.0.1:${rx.port}/x`} where id = ${ep.id}`;
     const before = rx.connections;
     const event = await emit(t, a.accountId, false, 'payment.succeeded');
     const attempt = await firstAttempt(event.id);
-    expect(attempt.error).toMatch(/^refused target/);
+    expect(attempt.status_code).toBeNull();
+    expect(attempt.error).toMatch(/^refused target: the URL must not point at a loopback/);
     expect(rx.connections).toBe(before);
   });
 });

@@ -1,17 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { useTestServer } from '../helpers/server.ts';
 import { webhookDeliveryWorker } from '../../workers/webhook-delivery.ts';
 import { startReceiver, until, verifyWithStripe, type Receiver } from './receiver.ts';
 import { createEndpoint } from './helpers.ts';
 
-let t: TestServer;
+const t = useTestServer({ workers: [webhookDeliveryWorker as never], env: { WEBHOOK_ALLOW_INSECURE_TARGETS: 'true' } });
 let rx: Receiver;
 beforeAll(async () => {
-  t = await startTestServer({ workers: [webhookDeliveryWorker as never], env: { WEBHOOK_ALLOW_INSECURE_TARGETS: 'true' } });
   rx = await startReceiver();
 });
 afterAll(async () => {
-  await t.close();
   await rx.close();
 });
 
@@ -32,10 +30,10 @@ describe('end to end through the checkout API', () => {
     const event = verifyWithStripe(req!, ep.signing_secret) as unknown as { type: string; data: { object: unknown } };
     expect(event.type).toBe('checkout.session.expired');
     expect(event.data.object).toEqual(expired.body);
-    const [row] = await until(async () => {
-      const [d] = await t.sql`select status from webhook_deliveries where endpoint_id = ${ep.id}`;
-      return d?.status === 'SUCCEEDED' && [d];
+    const delivery = await until(async () => {
+      const [d] = await t.sql`select status, event_id, attempt_count from webhook_deliveries where endpoint_id = ${ep.id}`;
+      return d?.status === 'SUCCEEDED' && d;
     });
-    expect(row!.status).toBe('SUCCEEDED');
+    expect(delivery).toMatchObject({ event_id: (event as unknown as { id: string }).id, attempt_count: 1 });
   });
 });

@@ -1,13 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { describe, expect, it } from 'vitest';
+import { useTestServer } from '../helpers/server.ts';
 import { createEndpoint, emit } from './helpers.ts';
 
 // No workers: deliveries stay as fan-out wrote them.
-let t: TestServer;
-beforeAll(async () => {
-  t = await startTestServer();
-});
-afterAll(() => t.close());
+const t = useTestServer();
 
 describe('events API', () => {
   it('when events are listed, then they come newest first, page by cursor, and filter by type and created range', async () => {
@@ -92,7 +88,7 @@ describe('events API', () => {
     const a = await t.account();
     await createEndpoint(t, a.test, { url: 'https://a.example.com/h' });
     const { withTx } = await import('../../src/db/tx.ts');
-    const { recordEvent } = await import('../../src/events/record.ts');
+    const { recordEvent } = await import('../../src/webhooks/outbox.ts');
     let id = '';
     await expect(
       withTx(t.s, t.s.log, async (tx) => {

@@ -1,9 +1,11 @@
 import { withTx } from '../../src/db/tx.ts';
-import { recordEvent, type ApiObject } from '../../src/events/record.ts';
+import type { EventType } from '../../src/events/catalogue.ts';
+import type { ApiObject } from '../../src/events/presenter.ts';
+import { recordEvent } from '../../src/webhooks/outbox.ts';
 import type { TestServer } from '../helpers/server.ts';
 
 /** Records an event the way a component does: recordEvent inside withTx (fan-out included). */
-export async function emit(t: TestServer, accountId: string, livemode: boolean, type: string, object?: ApiObject) {
+export async function emit(t: TestServer, accountId: string, livemode: boolean, type: EventType, object?: ApiObject) {
   const obj = object ?? { id: 'cus_00000000000000000000000000', object: 'customer', livemode, email: 'a@example.com' };
   return withTx(t.s, t.s.log, (tx) => recordEvent(tx, accountId, type, obj as ApiObject));
 }

@@ -1,8 +1,10 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Job } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { DELIVER_JOB, deliveryJobs } from '../../src/webhooks/jobs.ts';
+import { watchJobs } from '../helpers/jobs.ts';
 import { runScript } from '../helpers/process.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { useTestServer } from '../helpers/server.ts';
 import { startWorkers, type RunningWorkers } from '../../workers/index.ts';
 import { reconcileWorker } from '../../workers/reconcile.ts';
 import { webhookDeliveryWorker } from '../../workers/webhook-delivery.ts';
@@ -11,20 +13,18 @@ import { createEndpoint, deliveryRows, emit } from './helpers.ts';
 
 const LOCK_MS = 1000;
 
-let t: TestServer;
+// No workers of its own at first: each test decides who delivers.
+const t = useTestServer({ env: { WEBHOOK_ALLOW_INSECURE_TARGETS: 'true', WORKER_LOCK_MS: String(LOCK_MS) } });
 let rx: Receiver;
 let workers: RunningWorkers | null = null;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
-  // No workers of its own at first: each test decides who delivers.
-  t = await startTestServer({ env: { WEBHOOK_ALLOW_INSECURE_TARGETS: 'true', WORKER_LOCK_MS: String(LOCK_MS) } });
   rx = await startReceiver();
 });
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   await workers?.close();
-  await t.close();
   await rx.close();
 });
 
@@ -51,7 +51,21 @@ async function startWorkerProcess(): Promise<ChildProcess> {
   return child;
 }
 
+/** Runs `work` with this test's own delivery worker, closed whatever happens. */
+async function withWorker<T>(work: () => Promise<T>): Promise<T> {
+  workers = await startWorkers(t.s, [webhookDeliveryWorker as never]);
+  try {
+    return await work();
+  } finally {
+    await workers.close();
+    workers = null;
+  }
+}
+
 describe('no event is lost', () => {
+  // Each test sets the receiver's answers it needs; they are put back whatever the outcome.
+  afterEach(() => rx.setBehaviour(() => 200));
+
   it('when the worker process is killed with SIGKILL mid-delivery, then the delivery is retried by another worker and succeeds', async () => {
     const a = await t.account();
     rx.setBehaviour((n, r) => (r.path === '/killed' && rx.received.filter((x) => x.path === '/killed').length === 1 ? 'hang' : 200));
@@ -66,17 +80,16 @@ describe('no event is lost', () => {
     expect((await deliveryRows(t, event.id))[0]).toMatchObject({ status: 'PENDING', attempt_count: 0 });
 
     // Another worker: once the dead worker's lock expires, BullMQ's stall check hands it the job.
-    workers = await startWorkers(t.s, [webhookDeliveryWorker as never]);
-    const [row] = await until(async () => {
-      const r = await deliveryRows(t, event.id);
-      return r[0]?.status === 'SUCCEEDED' && r;
-    }, 20_000);
+    const [row] = await withWorker(() =>
+      until(async () => {
+        const r = await deliveryRows(t, event.id);
+        return r[0]?.status === 'SUCCEEDED' && r;
+      }, 20_000),
+    );
     expect(row!.attempt_count).toBe(1);
     const hits = rx.received.filter((r) => r.path === '/killed');
     expect(hits).toHaveLength(2);
     expect(hits.map((h) => JSON.parse(h.body).id)).toEqual([event.id, event.id]); // a duplicate, same event id
-    await workers.close();
-    workers = null;
   });
 
   it('when every Redis key of the deployment is deleted, then the reconcile pass re-enqueues what was due and every event is delivered once', async () => {
@@ -86,17 +99,16 @@ describe('no event is lost', () => {
     const retrying = await createEndpoint(t, a.test, { url: `${rx.url}/flush-retry`, enabled_events: ['payment.failed'] });
 
     // One event delivered before the flush, one delivery waiting for its retry (10 min away).
-    workers = await startWorkers(t.s, [webhookDeliveryWorker as never]);
     const before = await emit(t, a.accountId, false, 'payment.succeeded');
     const failing = await emit(t, a.accountId, false, 'payment.failed');
-    await until(async () => (await deliveryRows(t, before.id))[0]?.status === 'SUCCEEDED');
-    await until(async () => (await deliveryRows(t, failing.id)).find((d) => d.endpoint_id === retrying.id)?.attempt_count === 1);
-    await until(async () => (await deliveryRows(t, failing.id)).every((d) => d.endpoint_id === retrying.id || d.status === 'SUCCEEDED'));
-    await workers.close();
-    workers = null;
+    await withWorker(async () => {
+      await until(async () => (await deliveryRows(t, before.id))[0]?.status === 'SUCCEEDED');
+      await until(async () => (await deliveryRows(t, failing.id)).find((d) => d.endpoint_id === retrying.id)?.attempt_count === 1);
+      await until(async () => (await deliveryRows(t, failing.id)).every((d) => d.endpoint_id === retrying.id || d.status === 'SUCCEEDED'));
+    });
 
     // Recorded while no worker runs: their jobs wait in Redis.
-    const queued = [];
+    const queued: Array<{ id: string }> = [];
     for (let i = 0; i < 5; i++) queued.push(await emit(t, a.accountId, false, 'payment.succeeded'));
     const queue = t.s.queues.get('webhook-delivery');
     expect((await queue.getJobCounts('wait')).wait).toBe(5);
@@ -109,14 +121,15 @@ describe('no event is lost', () => {
 
     const repaired = (await reconcileWorker.process({} as Job, t.s)) as Record<string, number>;
     expect(repaired['webhook-deliveries']).toBe(5); // the delivered one and the one not due yet are left alone
-    workers = await startWorkers(t.s, [webhookDeliveryWorker as never]);
-    for (const e of queued) await until(async () => (await deliveryRows(t, e.id))[0]?.status === 'SUCCEEDED');
+    await withWorker(async () => {
+      for (const e of queued) await until(async () => (await deliveryRows(t, e.id))[0]?.status === 'SUCCEEDED');
 
-    // The retry comes due: the next pass enqueues it.
-    rx.setBehaviour(() => 200);
-    await t.sql`update webhook_deliveries set next_attempt_at = now() where event_id = ${failing.id} and status = 'PENDING'`;
-    expect(((await reconcileWorker.process({} as Job, t.s)) as Record<string, number>)['webhook-deliveries']).toBe(1);
-    await until(async () => (await deliveryRows(t, failing.id)).every((d) => d.status === 'SUCCEEDED'));
+      // The retry comes due: the next pass enqueues it.
+      rx.setBehaviour(() => 200);
+      await t.sql`update webhook_deliveries set next_attempt_at = now() where event_id = ${failing.id} and status = 'PENDING'`;
+      expect(((await reconcileWorker.process({} as Job, t.s)) as Record<string, number>)['webhook-deliveries']).toBe(1);
+      await until(async () => (await deliveryRows(t, failing.id)).every((d) => d.status === 'SUCCEEDED'));
+    });
     expect((await deliveryRows(t, failing.id)).find((d) => d.endpoint_id === retrying.id)!.attempt_count).toBe(2);
 
     const flushIds = rx.received.filter((r) => r.path === '/flush').map((r) => JSON.parse(r.body).id).sort();
@@ -129,17 +142,24 @@ describe('no event is lost', () => {
   it('when a job runs again for a delivery that already SUCCEEDED, then nothing is sent', async () => {
     const a = await t.account();
     await createEndpoint(t, a.test, { url: `${rx.url}/once` });
-    workers ??= await startWorkers(t.s, [webhookDeliveryWorker as never]);
     const event = await emit(t, a.accountId, false, 'payment.succeeded');
-    const [row] = await until(async () => {
-      const r = await deliveryRows(t, event.id);
-      return r[0]?.status === 'SUCCEEDED' && r;
+    await withWorker(async () => {
+      const [row] = await until(async () => {
+        const r = await deliveryRows(t, event.id);
+        return r[0]?.status === 'SUCCEEDED' && r;
+      });
+      const delivery = deliveryJobs(t.s);
+      expect(await delivery.queue.getJob(row!.id)).toBeUndefined(); // completed jobs are not kept
+      // The job again, with the options production adds it with (retention included).
+      const jobs = await watchJobs(delivery.queue, t.s.redis);
+      try {
+        await delivery.queue.add(DELIVER_JOB, { deliveryId: row!.id }, delivery.options(row!.id));
+        expect(await jobs.outcome(row!.id)).toEqual({ state: 'completed', returnvalue: 'skipped (SUCCEEDED)' });
+      } finally {
+        await jobs.close();
+      }
     });
-    const queue = t.s.queues.get('webhook-delivery');
-    await queue.remove(row!.id);
-    const job = await queue.add('deliver', { deliveryId: row!.id }, { jobId: row!.id });
-    await until(async () => (await job.getState()) === 'completed');
-    expect((await queue.getJob(row!.id))!.returnvalue).toBe('skipped (SUCCEEDED)');
     expect(rx.received.filter((r) => r.path === '/once')).toHaveLength(1);
+    expect((await deliveryRows(t, event.id))[0]).toMatchObject({ status: 'SUCCEEDED', attempt_count: 1 });
   });
 });

@@ -3,11 +3,16 @@ import type { PaymentRow } from '../payments/store.ts';
 import type { SessionRow } from './store.ts';
 
 /**
- * How other components take part in a checkout payment without the checkout code knowing them
- * (payment links count payments and enforce quantity_limit here). Every hook runs inside one of the
- * payment's transactions, with the session row locked, never while the processor is called.
+ * How another component takes part in a checkout payment without the checkout code knowing it
+ * (payment links count payments and enforce quantity_limit). The list is built once, in the
+ * composition root (`Services.paymentParticipants`, src/services.ts), and read from there by
+ * pay.ts and settle.ts: the hosted page, the sweeper and any other caller see the same list,
+ * whatever routers the process mounted. Every participant runs inside one of the payment's
+ * transactions, with the session row locked, never while the processor is called.
  */
-export interface PaymentHook {
+export interface PaymentParticipant {
+  /** Named in logs and docs. */
+  readonly name: string;
   /**
    * Before the card is charged, in the transaction that commits the attempt in flight. A string
    * refuses the payment: the payer is not charged and the page shows the string (for example
@@ -19,6 +24,3 @@ export interface PaymentHook {
   /** After the payment SUCCEEDED and the session became COMPLETE, in the same transaction (the one recording the outcome). */
   afterSuccess(tx: Tx, session: SessionRow, payment: PaymentRow): Promise<void>;
 }
-
-/** Registered at start-up by the components that need them (push onto this array). */
-export const paymentHooks: PaymentHook[] = [];

@@ -7,31 +7,31 @@ import {
   allowFormTargets,
   clientAddress,
   createCsrf,
+  formText,
   hostedPageErrors,
   hostedPageLimits,
   hostedPageSecurity,
   messagePage,
-  refuseUnreadableInput,
+  pageRoutes,
   throttledAnswer,
   unreadableFields,
 } from '../pages/index.ts';
 import type { Services } from '../services.ts';
-import { ViewRecorder } from './jobs.ts';
-import { endedPage, linkPage, notFoundPage, thanksPage, type PayerForm } from './page-views.ts';
-import { registerLinkPayments } from './payment-hooks.ts';
-import { parseSource, type LinkSource } from './schema.ts';
+import { ViewRecorder } from './view-counter.ts';
+import { endedPage, linkPage, notFoundPage, thanksPage, type PayerForm } from './views.ts';
+import { parseSource, SLUG_PATTERN, type LinkSource } from './schema.ts';
 import { closedReason, startCheckout, type Payer } from './service.ts';
 import * as store from './store.ts';
 import type { PaymentLinkRow } from './store.ts';
 import { ownerOf } from '../lib/owner.ts';
 
 /** The path the public link pages are mounted at: the path part of PUBLIC_LINK_URL ('' for the root). */
-export const publicLinkMountPath = (publicLinkUrl: string): string => new URL(publicLinkUrl).pathname.replace(/\/+$/, '');
+export const paymentLinkMountPath = (publicLinkUrl: string): string => new URL(publicLinkUrl).pathname.replace(/\/+$/, '');
 
-const SLUG = /^[a-z0-9-]{3,64}$/;
 const PHONE = /^\+?[0-9 ().-]{6,32}$/;
 const isEmail = (v: string) => z.email().safeParse(v).success;
-const str = (v: unknown) => (typeof v === 'string' ? v.trim() : '');
+/** What the payer typed, without the spaces around it. */
+const typed = (v: unknown) => formText(v).trim();
 
 /** The payer fields the link's form shows: their problems are named beside the inputs. */
 const collectedFields = (link: PaymentLinkRow) =>
@@ -57,13 +57,12 @@ function payerErrors(link: PaymentLinkRow, p: Payer): PayerForm['errors'] | null
  * link and sends the payer to the hosted checkout. A page load is counted by appending to the
  * view buffer only: it never waits on Redis or Postgres for counting.
  */
-export function publicLinksRouter(s: Services): Router {
-  registerLinkPayments();
+export function paymentLinkPagesRouter(s: Services): Router {
   const views = new ViewRecorder(s.queues, s.log.child({ component: 'link-views' }));
   s.beforeClose.push(() => views.close());
 
   const r = Router();
-  const base = publicLinkMountPath(s.config.publicLinkUrl);
+  const base = paymentLinkMountPath(s.config.publicLinkUrl);
   const csrf = createCsrf(s.sql);
   const limits = hostedPageLimits(s);
   const security = hostedPageSecurity();
@@ -73,13 +72,14 @@ export function publicLinksRouter(s: Services): Router {
   /** The link of the URL; null when the segment cannot be a link (left to the routes after this one). */
   async function load(req: Request, res: Response): Promise<PaymentLinkRow | null | undefined> {
     const key = String(req.params.key);
-    if (!isId('pl', key) && !SLUG.test(key)) return null;
+    if (!isId('pl', key) && !SLUG_PATTERN.test(key)) return null;
     const link = await store.findPublicLink(s.sql, key);
     if (link) return link;
     if (base === '') return null;
     send(res, 404, notFoundPage());
     return undefined;
   }
+  const page = pageRoutes(load);
 
   async function showForm(req: Request, res: Response, link: PaymentLinkRow, source: LinkSource, status: number, state: PayerForm = {}) {
     allowFormTargets(res, [s.config.checkoutUrl]);
@@ -87,24 +87,18 @@ export function publicLinksRouter(s: Services): Router {
     send(res, status, linkPage(link, `${base}/${encodeURIComponent(String(req.params.key))}`, token, source, state));
   }
 
-  r.get('/:key', security, async (req, res, next) => {
-    const link = await load(req, res);
-    if (link === null) return next();
-    if (!link || refuseUnreadableInput(req, res)) return;
+  r.get('/:key', security, page(async (req, res, link) => {
     const source = parseSource(req.query.src);
     if (req.method === 'GET') views.record(link.id, source);
     const closed = closedReason(link, 0);
     if (closed) return send(res, 200, endedPage(link, closed.badge, closed.message));
     await showForm(req, res, link, source, 200);
-  });
+  }));
 
-  r.post('/:key', security, form, async (req, res, next) => {
-    const link = await load(req, res);
-    if (link === null) return next();
-    if (!link || refuseUnreadableInput(req, res, collectedFields(link))) return;
+  r.post('/:key', security, form, page(async (req, res, link) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const source = parseSource(body.src);
-    const payer: Payer = { name: str(body.name), email: str(body.email), phone: str(body.phone) };
+    const payer: Payer = { name: typed(body.name), email: typed(body.email), phone: typed(body.phone) };
     if (!(await csrf.verify(req, link.id))) {
       return showForm(req, res, link, source, 403, { ...payer, message: 'This form has expired. Please submit it again.' });
     }
@@ -120,18 +114,15 @@ export function publicLinksRouter(s: Services): Router {
     if (errors) return showForm(req, res, link, source, 400, { ...payer, errors });
     const session = await startCheckout(s, link, source, payer);
     res.redirect(303, sessionUrl(s.config.checkoutUrl, session.id));
-  });
+  }, collectedFields));
 
   // The success_url of the link's checkout sessions.
-  r.get('/:key/paid', security, async (req, res, next) => {
-    const link = await load(req, res);
-    if (link === null) return next();
-    if (!link || refuseUnreadableInput(req, res)) return;
+  r.get('/:key/paid', security, page(async (req, res, link) => {
     const id = String(req.query.session ?? '');
     const session = isId('cs', id) ? await findSession(s.sql, ownerOf(link), id) : undefined;
     const paid = session && session.payment_link_id === link.id && session.status === 'COMPLETE';
     send(res, 200, thanksPage(link, paid ? `${sessionUrl(s.config.checkoutUrl, session.id)}/receipt` : null));
-  });
+  }));
 
   r.use(hostedPageErrors);
   return r;

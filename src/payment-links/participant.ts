@@ -1,10 +1,9 @@
-import { paymentHooks, type PaymentHook } from '../checkout/hooks.ts';
+import type { PaymentParticipant } from '../checkout/participants.ts';
 import { linkPlacesTaken } from '../payments/store.ts';
 import { enqueuePaymentCount } from './jobs.ts';
 import { closedReason, paymentLimit } from './service.ts';
 import * as store from './store.ts';
 import { ownerOf } from '../lib/owner.ts';
-
 
 /**
  * quantity_limit and SINGLE held exactly (DESIGN 8): the transaction that records an attempt
@@ -12,9 +11,12 @@ import { ownerOf } from '../lib/owner.ts';
  * which reserve theirs while the processor is called with no lock held), never the asynchronous
  * counters. Concurrent payers queue on that lock; the one who finds every place taken is refused
  * uncharged; a declined attempt frees its place; the payment that reaches the limit marks the
- * link COMPLETED in the transaction that records its success.
+ * link COMPLETED in the transaction that records its success. Listed in the composition root
+ * (src/services.ts), so it takes part whether or not the process mounts the link pages.
  */
-export const linkPaymentHook: PaymentHook = {
+export const linkPaymentParticipant: PaymentParticipant = {
+  name: 'payment-links',
+
   async beforeCharge(tx, session) {
     if (!session.payment_link_id) return null;
     const link = await store.lockLink(tx.sql, ownerOf(session), session.payment_link_id);
@@ -39,8 +41,3 @@ export const linkPaymentHook: PaymentHook = {
     tx.afterCommit(() => enqueuePaymentCount(tx.s.queues, payment.id));
   },
 };
-
-/** Takes part in checkout payments; safe to call more than once. */
-export function registerLinkPayments(): void {
-  if (!paymentHooks.includes(linkPaymentHook)) paymentHooks.push(linkPaymentHook);
-}

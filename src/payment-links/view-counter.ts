@@ -1,0 +1,129 @@
+import type { Logger } from '../lib/logger.ts';
+import { newId } from '../lib/ids.ts';
+import type { Queues } from '../queue/queues.ts';
+import type { ViewRecord } from './counters.ts';
+import { enqueueViews } from './jobs.ts';
+import type { LinkSource } from './schema.ts';
+
+/** How often batches that Redis refused are offered again, for as long as Redis is away. */
+const RETRY_MS = 1000;
+/** Views kept for a Redis that is away (about 100 bytes each); beyond this the oldest are dropped. */
+const MAX_PARKED_VIEWS = 200_000;
+
+/**
+ * The view counter of the public link pages (the counted views are applied by counters.ts).
+ * Page views on their way to the link-counters queue. A page load only appends to a buffer, so
+ * it never waits on Redis or Postgres; the buffer leaves as one job per `maxBatch` views or per
+ * `maxDelayMs`, whichever comes first. A batch Redis refuses is parked and offered again, in
+ * order, every RETRY_MS for as long as the process runs (a Redis outage of any length, up to
+ * MAX_PARKED_VIEWS views), always as the same job, so a reply lost after Redis stored it cannot
+ * count its views twice.
+ */
+export class ViewRecorder {
+  private buffer: ViewRecord[] = [];
+  private timer: NodeJS.Timeout | undefined;
+  private parked: ViewRecord[][] = [];
+  private parkedViews = 0;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private readonly inflight = new Set<Promise<void>>();
+  private closed = false;
+  private readonly queues: Queues;
+  private readonly log: Logger;
+  private readonly maxBatch: number;
+  private readonly maxDelayMs: number;
+
+  constructor(queues: Queues, log: Logger, opts: { maxBatch?: number; maxDelayMs?: number } = {}) {
+    this.queues = queues;
+    this.log = log;
+    this.maxBatch = opts.maxBatch ?? 500;
+    this.maxDelayMs = opts.maxDelayMs ?? 50;
+  }
+
+  /** Records one page load and returns the view id. */
+  record(link: string, source: LinkSource): string {
+    const view: ViewRecord = { id: newId('plv'), link, source, at: Date.now() };
+    this.buffer.push(view);
+    if (this.buffer.length >= this.maxBatch) this.flush();
+    else if (!this.timer) {
+      this.timer = setTimeout(() => this.flush(), this.maxDelayMs);
+      this.timer.unref();
+    }
+    return view.id;
+  }
+
+  flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.buffer.length === 0) return;
+    const batch = this.buffer;
+    this.buffer = [];
+    // While batches are parked Redis is most likely away: join them rather than fail once more.
+    if (this.parked.length > 0 && !this.closed) this.park(batch);
+    else this.track(this.send(batch).catch((err: Error) => this.park(batch, err)));
+  }
+
+  private send(batch: ViewRecord[]): Promise<unknown> {
+    return enqueueViews(this.queues, batch);
+  }
+
+  private track(p: Promise<unknown>): void {
+    const done: Promise<void> = p.then(() => undefined).finally(() => this.inflight.delete(done));
+    this.inflight.add(done);
+  }
+
+  private park(batch: ViewRecord[], err?: Error): void {
+    if (this.closed) {
+      this.log.error({ err: err?.message, views: batch.length }, 'page views could not be queued and are not counted');
+      return;
+    }
+    if (this.parked.length === 0) this.log.warn({ err: err?.message, views: batch.length }, 'queueing page views failed; keeping them until Redis answers');
+    this.parked.push(batch);
+    this.parkedViews += batch.length;
+    while (this.parkedViews > MAX_PARKED_VIEWS && this.parked.length > 1) {
+      const dropped = this.parked.shift()!;
+      this.parkedViews -= dropped.length;
+      this.log.error({ views: dropped.length }, 'too many page views waiting for Redis; the oldest are not counted');
+    }
+    if (!this.retryTimer) {
+      this.retryTimer = setTimeout(() => this.track(this.resend()), RETRY_MS);
+      this.retryTimer.unref();
+    }
+  }
+
+  /** Offers the parked batches again, oldest first, until one is refused. */
+  private async resend(): Promise<void> {
+    this.retryTimer = undefined;
+    const sent = this.parked.length;
+    while (this.parked.length > 0) {
+      const batch = this.parked.shift()!;
+      this.parkedViews -= batch.length;
+      try {
+        await this.send(batch);
+      } catch (err) {
+        this.parked.unshift(batch);
+        this.parkedViews += batch.length;
+        if (this.closed) return this.dropParked(err as Error);
+        this.retryTimer ??= setTimeout(() => this.track(this.resend()), RETRY_MS);
+        this.retryTimer.unref();
+        return;
+      }
+    }
+    if (sent > 0) this.log.info({ batches: sent }, 'page views waiting for Redis are queued');
+  }
+
+  private dropParked(err: Error): void {
+    this.log.error({ err: err.message, views: this.parkedViews }, 'page views could not be queued and are not counted');
+    this.parked = [];
+    this.parkedViews = 0;
+  }
+
+  /** Sends what is buffered or parked and waits for it (one more try each): called on shutdown. */
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.flush();
+    if (this.parked.length > 0) this.track(this.resend());
+    while (this.inflight.size) await Promise.all([...this.inflight]);
+  }
+}
