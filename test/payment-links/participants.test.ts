@@ -4,26 +4,22 @@ import { linkPaymentParticipant } from '../../src/payment-links/participant.ts';
 import { startCheckout } from '../../src/payment-links/service.ts';
 import { findPublicLink } from '../../src/payment-links/store.ts';
 import { closeServices, createServices, type Services } from '../../src/services.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { useTestServer } from '../helpers/server.ts';
 import { createLink } from './helpers.ts';
 
 const card = { number: '4242424242424242', expMonth: 12, expYear: 2040, cvc: '123', name: 'Ada Lovelace' };
 const payer = { name: 'Ada Lovelace', email: 'payer@example.com', phone: '' };
 
-let t: TestServer;
+const t = useTestServer();
 let key: string;
 // A second composition root on the same database, from which no router is ever built: what a
 // worker-only process (the sweeper) or a script calling the payment functions has.
 let bare: Services;
 beforeAll(async () => {
-  t = await startTestServer();
   key = (await t.account()).test;
   bare = await createServices(t.s.config, t.s.log);
 });
-afterAll(async () => {
-  await closeServices(bare);
-  await t.close();
-});
+afterAll(() => closeServices(bare));
 
 describe('payment participants built in the composition root', () => {
   it('when services are built, then the payment-links participant is in their list, with no page router mounted', () => {

@@ -3,7 +3,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { useTestServer } from '../helpers/server.ts';
 import { webhookDeliveryWorker } from '../../workers/webhook-delivery.ts';
 import { setResolver } from '../../src/webhooks/dns.ts';
-import { startReceiver, until, type Receiver } from './receiver.ts';
+import { startReceiver, type Receiver } from './receiver.ts';
+import { eventually } from '../helpers/wait.ts';
 import { createEndpoint, emit } from './helpers.ts';
 
 // The production rules (no insecure override); names are resolved by a stand-in for DNS.
@@ -25,7 +26,7 @@ afterAll(async () => {
 });
 
 async function firstAttempt(eventId: string) {
-  return until(async () => {
+  return eventually(async () => {
     const [a] = await t.sql<{ status_code: number | null; error: string | null }[]>`
       select a.status_code, a.error from webhook_attempts a join webhook_deliveries d on d.id = a.delivery_id
       where d.event_id = ${eventId}`;

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestServer } from '../helpers/server.ts';
 import { webhookDeliveryWorker } from '../../workers/webhook-delivery.ts';
-import { startReceiver, until, verifyWithStripe, type Receiver } from './receiver.ts';
+import { startReceiver, verifyWithStripe, type Receiver } from './receiver.ts';
+import { eventually } from '../helpers/wait.ts';
 import { createEndpoint } from './helpers.ts';
 
 const t = useTestServer({ workers: [webhookDeliveryWorker as never], env: { WEBHOOK_ALLOW_INSECURE_TARGETS: 'true' } });
@@ -30,7 +31,7 @@ describe('end to end through the checkout API', () => {
     const event = verifyWithStripe(req!, ep.signing_secret) as unknown as { type: string; data: { object: unknown } };
     expect(event.type).toBe('checkout.session.expired');
     expect(event.data.object).toEqual(expired.body);
-    const delivery = await until(async () => {
+    const delivery = await eventually(async () => {
       const [d] = await t.sql`select status, event_id, attempt_count from webhook_deliveries where endpoint_id = ${ep.id}`;
       return d?.status === 'SUCCEEDED' && d;
     });

@@ -6,7 +6,8 @@ import { pathToFileURL } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { useTestServer } from '../helpers/server.ts';
 import { webhookDeliveryWorker } from '../../workers/webhook-delivery.ts';
-import { startReceiver, until, verifyWithStripe, type Receiver } from './receiver.ts';
+import { startReceiver, verifyWithStripe, type Receiver } from './receiver.ts';
+import { eventually } from '../helpers/wait.ts';
 import { createEndpoint, deliveryRows, emit } from './helpers.ts';
 
 const t = useTestServer({
@@ -48,7 +49,7 @@ describe('fan-out and signing', () => {
     expect(api.body.data.object).toEqual(customer);
     expect(Object.keys(JSON.parse(req!.body).data.object)).toEqual(Object.keys(customer));
 
-    await until(async () => (await deliveryRows(t, event.id))[0]?.status === 'SUCCEEDED');
+    await eventually(async () => (await deliveryRows(t, event.id))[0]?.status === 'SUCCEEDED');
     const list = await t.request('GET', `/v1/events/${event.id}/deliveries`, { key: a.test });
     expect(list.status).toBe(200);
     expect(list.body.data).toHaveLength(1);
@@ -79,7 +80,7 @@ describe('fan-out and signing', () => {
     await rx.waitFor(1, 10_000, forPath('/sub-live'));
     await rx.waitFor(1, 10_000, forPath('/sub-paid'));
     await rx.waitFor(1, 10_000, forPath('/sub-expired'));
-    await until(async () => (await t.sql`select 1 from webhook_deliveries where status = 'PENDING' and account_id = ${a.accountId}`).length === 0);
+    await eventually(async () => (await t.sql`select 1 from webhook_deliveries where status = 'PENDING' and account_id = ${a.accountId}`).length === 0);
     const ids = (p: string) => rx.received.filter(forPath(p)).map((r) => JSON.parse(r.body).id);
     expect(ids('/sub-paid')).toEqual([e1.id]);
     expect(ids('/sub-expired')).toEqual([e2.id]);
@@ -97,7 +98,7 @@ describe('fan-out and signing', () => {
     await createEndpoint(t, a.test, { url: `${rx.url}/big` });
     const event = await emit(t, a.accountId, false, 'payment.succeeded');
 
-    const rows = await until(async () => {
+    const rows = await eventually(async () => {
       const r = await deliveryRows(t, event.id);
       return r.length === 3 && r.every((d) => d.attempt_count === 1) && r;
     });
@@ -158,7 +159,7 @@ describe('pause, resume, delete', () => {
     const statusOf = async (id: string) => (await deliveryRows(t, event.id)).find((d) => d.endpoint_id === id)?.status;
     expect(await statusOf(ep.id)).toBe('PAUSED');
     // The active endpoint's delivery of the same event has been sent: had the paused one a job, it would have run too.
-    await until(async () => (await statusOf(control.id)) === 'SUCCEEDED');
+    await eventually(async () => (await statusOf(control.id)) === 'SUCCEEDED');
     expect(rx.received.filter(forPath('/paused'))).toHaveLength(0);
     expect(await statusOf(ep.id)).toBe('PAUSED');
 
@@ -166,7 +167,7 @@ describe('pause, resume, delete', () => {
     expect(on.body.is_active).toBe(true);
     const [req] = await rx.waitFor(1, 10_000, forPath('/paused'));
     expect(JSON.parse(req!.body).id).toBe(event.id);
-    await until(async () => (await statusOf(ep.id)) === 'SUCCEEDED');
+    await eventually(async () => (await statusOf(ep.id)) === 'SUCCEEDED');
   });
 
   it('when an endpoint with a delivery waiting for its retry is disabled and re-enabled, then the retry is sent at once and earlier attempts still count', async () => {
@@ -175,13 +176,13 @@ describe('pause, resume, delete', () => {
     rx.setBehaviour((_n, r) => (r.path === '/flaky' && fail ? 503 : 200));
     const ep = await createEndpoint(t, a.test, { url: `${rx.url}/flaky` });
     const event = await emit(t, a.accountId, false, 'payment.succeeded');
-    await until(async () => (await deliveryRows(t, event.id))[0]?.attempt_count === 1);
+    await eventually(async () => (await deliveryRows(t, event.id))[0]?.attempt_count === 1);
 
     await t.request('PATCH', `/v1/webhook-endpoints/${ep.id}`, { key: a.test, body: { is_active: false } });
     expect((await deliveryRows(t, event.id))[0]!.status).toBe('PAUSED');
     fail = false;
     await t.request('PATCH', `/v1/webhook-endpoints/${ep.id}`, { key: a.test, body: { is_active: true } });
-    const rows = await until(async () => {
+    const rows = await eventually(async () => {
       const r = await deliveryRows(t, event.id);
       return r[0]?.status === 'SUCCEEDED' && r;
     }, 10_000);
@@ -202,7 +203,7 @@ describe('pause, resume, delete', () => {
     const control = await createEndpoint(t, a.test, { url: `${rx.url}/deleted-control` });
     await emit(t, a.accountId, false, 'payment.succeeded');
     await rx.waitFor(1, 10_000, forPath('/deleted-control'));
-    await until(async () => (await t.sql`select 1 from webhook_deliveries where endpoint_id = ${control.id} and status = 'SUCCEEDED'`).length === 1);
+    await eventually(async () => (await t.sql`select 1 from webhook_deliveries where endpoint_id = ${control.id} and status = 'SUCCEEDED'`).length === 1);
     expect(rx.received.filter(forPath('/deleted'))).toHaveLength(0);
     expect((await deliveryRows(t, event.id)).map((d) => d.status)).toEqual(['CANCELLED']);
   });

@@ -8,7 +8,8 @@ import { useTestServer } from '../helpers/server.ts';
 import { startWorkers, type RunningWorkers } from '../../workers/index.ts';
 import { reconcileWorker } from '../../workers/reconcile.ts';
 import { webhookDeliveryWorker } from '../../workers/webhook-delivery.ts';
-import { startReceiver, until, type Receiver } from './receiver.ts';
+import { startReceiver, type Receiver } from './receiver.ts';
+import { eventually } from '../helpers/wait.ts';
 import { createEndpoint, deliveryRows, emit } from './helpers.ts';
 
 const LOCK_MS = 1000;
@@ -45,7 +46,7 @@ async function startWorkerProcess(): Promise<ChildProcess> {
     if (child.exitCode !== null) throw new Error(`exited with ${child.exitCode}`);
     return /"msg":"started"/.test(out());
   };
-  await until(started, 20_000).catch((err: Error) => {
+  await eventually(started, 20_000).catch((err: Error) => {
     throw new Error(`worker process did not start (${err.message}):\n${out()}`);
   });
   return child;
@@ -81,7 +82,7 @@ describe('no event is lost', () => {
 
     // Another worker: once the dead worker's lock expires, BullMQ's stall check hands it the job.
     const [row] = await withWorker(() =>
-      until(async () => {
+      eventually(async () => {
         const r = await deliveryRows(t, event.id);
         return r[0]?.status === 'SUCCEEDED' && r;
       }, 20_000),
@@ -102,9 +103,9 @@ describe('no event is lost', () => {
     const before = await emit(t, a.accountId, false, 'payment.succeeded');
     const failing = await emit(t, a.accountId, false, 'payment.failed');
     await withWorker(async () => {
-      await until(async () => (await deliveryRows(t, before.id))[0]?.status === 'SUCCEEDED');
-      await until(async () => (await deliveryRows(t, failing.id)).find((d) => d.endpoint_id === retrying.id)?.attempt_count === 1);
-      await until(async () => (await deliveryRows(t, failing.id)).every((d) => d.endpoint_id === retrying.id || d.status === 'SUCCEEDED'));
+      await eventually(async () => (await deliveryRows(t, before.id))[0]?.status === 'SUCCEEDED');
+      await eventually(async () => (await deliveryRows(t, failing.id)).find((d) => d.endpoint_id === retrying.id)?.attempt_count === 1);
+      await eventually(async () => (await deliveryRows(t, failing.id)).every((d) => d.endpoint_id === retrying.id || d.status === 'SUCCEEDED'));
     });
 
     // Recorded while no worker runs: their jobs wait in Redis.
@@ -122,13 +123,13 @@ describe('no event is lost', () => {
     const repaired = (await reconcileWorker.process({} as Job, t.s)) as Record<string, number>;
     expect(repaired['webhook-deliveries']).toBe(5); // the delivered one and the one not due yet are left alone
     await withWorker(async () => {
-      for (const e of queued) await until(async () => (await deliveryRows(t, e.id))[0]?.status === 'SUCCEEDED');
+      for (const e of queued) await eventually(async () => (await deliveryRows(t, e.id))[0]?.status === 'SUCCEEDED');
 
       // The retry comes due: the next pass enqueues it.
       rx.setBehaviour(() => 200);
       await t.sql`update webhook_deliveries set next_attempt_at = now() where event_id = ${failing.id} and status = 'PENDING'`;
       expect(((await reconcileWorker.process({} as Job, t.s)) as Record<string, number>)['webhook-deliveries']).toBe(1);
-      await until(async () => (await deliveryRows(t, failing.id)).every((d) => d.status === 'SUCCEEDED'));
+      await eventually(async () => (await deliveryRows(t, failing.id)).every((d) => d.status === 'SUCCEEDED'));
     });
     expect((await deliveryRows(t, failing.id)).find((d) => d.endpoint_id === retrying.id)!.attempt_count).toBe(2);
 
@@ -144,7 +145,7 @@ describe('no event is lost', () => {
     await createEndpoint(t, a.test, { url: `${rx.url}/once` });
     const event = await emit(t, a.accountId, false, 'payment.succeeded');
     await withWorker(async () => {
-      const [row] = await until(async () => {
+      const [row] = await eventually(async () => {
         const r = await deliveryRows(t, event.id);
         return r[0]?.status === 'SUCCEEDED' && r;
       });

@@ -75,13 +75,3 @@ export function verifyWithStripe(r: Received, secret: string): { id: string; typ
   if (typeof header !== 'string') throw new Error('no Service-Signature header');
   return stripe.webhooks.constructEvent(r.body, header, secret, 300) as unknown as { id: string; type: string };
 }
-
-export async function until<T>(fn: () => Promise<T | undefined | null | false>, timeoutMs = 15_000, stepMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, stepMs));
-  }
-}

@@ -2,7 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestServer } from '../helpers/server.ts';
 import { webhookDeliveryWorker } from '../../workers/webhook-delivery.ts';
 import { QUEUE_NAMES } from '../../src/queue/queues.ts';
-import { startReceiver, until, type Receiver } from './receiver.ts';
+import { startReceiver, type Receiver } from './receiver.ts';
+import { eventually } from '../helpers/wait.ts';
 import { createEndpoint, deliveryRows, emit } from './helpers.ts';
 
 const BASE = 150;
@@ -28,7 +29,7 @@ async function failedDelivery(path: string) {
   await createEndpoint(t, a.test, { url: `${rx.url}${path}` });
   const event = await emit(t, a.accountId, false, 'payment.failed');
   // 7 attempts, 150 ms × (1 + 2 + … + 32) ≈ 9.5 s of backoff; the bound leaves room for a loaded machine.
-  const [row] = await until(async () => {
+  const [row] = await eventually(async () => {
     const r = await deliveryRows(t, event.id);
     return r[0]?.status === 'FAILED' && r;
   }, 40_000);
@@ -93,7 +94,7 @@ describe('retries', () => {
     healed.add('/down-board');
     const retry = await t.request('PUT', `/admin/queues/api/queues/webhook-delivery/${deliveryId}/retry`, { headers: basic('ops', 'board-secret') });
     expect(retry.status).toBe(204);
-    const [done] = await until(async () => {
+    const [done] = await eventually(async () => {
       const r = await deliveryRows(t, event.id);
       return r[0]?.status === 'SUCCEEDED' && r;
     });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { useTestServer } from '../helpers/server.ts';
-import { createEndpoint, emit } from './helpers.ts';
+import { createEndpoint, emit } from '../webhooks/helpers.ts';
 
 // No workers: deliveries stay as fan-out wrote them.
 const t = useTestServer();

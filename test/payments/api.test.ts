@@ -7,7 +7,7 @@ import { createApp } from '../../src/app.ts';
 import { syncProcessorCustomers } from '../../src/processor/customers.ts';
 import { processorWorker } from '../../workers/processor.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { createSession } from './helpers.ts';
+import { createSession } from '../checkout/helpers.ts';
 import { Payer } from '../helpers/payer.ts';
 import { eventually } from '../helpers/wait.ts';
 
