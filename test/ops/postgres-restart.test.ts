@@ -95,7 +95,7 @@ describe.skipIf(!bin)('a Postgres restart under load', () => {
     const base = `http://127.0.0.1:${webPort}`;
 
     const web = runScript('src/web.ts', [], env);
-    const worker = runScript('workers/main.ts', [], env);
+    const worker = runScript('src/worker.ts', [], env);
     children.push(web, worker);
     for (let i = 0; i < 100 && (await fetch(`${base}/readyz`).then((r) => r.status, () => 0)) !== 200; i++) await sleep(100);
     const endpoint = await fetch(`${base}/v1/webhook-endpoints`, {
@@ -230,7 +230,7 @@ describe('Postgres missing at start-up', () => {
       REDIS_PREFIX: prefix,
       PORT: String(await freePort()),
     };
-    for (const script of ['src/web.ts', 'workers/main.ts']) {
+    for (const script of ['src/web.ts', 'src/worker.ts']) {
       const exit = await runScript(script, [], env).done;
       expect(exit.code).toBe(1);
       expect(exit.stderr).toMatch(/^error: PostgreSQL is not reachable at 127\.0\.0\.1:\d+ \(ECONNREFUSED\): [^\n]+\n$/);

@@ -327,7 +327,7 @@ describe('SIGTERM with a job that outlasts the timeout', () => {
       expect(svc.logs().some((l) => String(l.msg).startsWith('shutdown: jobs still running were left'))).toBe(true);
 
       // A new worker takes the job over once its lock has lapsed, and the delivery succeeds.
-      const worker = start(['node', 'workers/main.ts'], env);
+      const worker = start(['node', 'src/worker.ts'], env);
       const [, second] = await receiver.waitFor(2, 20_000);
       expect(JSON.parse(second!.body)).toMatchObject({ type: 'checkout.session.expired', data: { object: { id: session.body.id } } });
       worker.child.kill('SIGTERM');

@@ -90,7 +90,7 @@ describe('the service as a process', () => {
     ['PostgreSQL', { DATABASE_URL: 'postgres://postgres@127.0.0.1:1/payments' }, /PostgreSQL is not reachable at 127\.0\.0\.1:1 .*start it/],
     ['Redis', { REDIS_URL: 'redis://127.0.0.1:1' }, /Redis is not reachable at 127\.0\.0\.1:1 .*start it/],
   ])('when %s does not answer, then the process exits non-zero with one clear line', async (_name, override, pattern) => {
-    for (const script of ['src/main.ts', 'src/web.ts', 'workers/main.ts']) {
+    for (const script of ['src/main.ts', 'src/web.ts', 'src/worker.ts']) {
       const r = await run(script, [], { ...baseEnv(), PORT: String(await freePort()), ...override }).done;
       expect(r.code).not.toBe(0);
       const lines = r.stderr.trim().split('\n');

@@ -32,7 +32,7 @@ afterAll(async () => {
 /** `npm run start:worker` as its own process, on this test's database and Redis prefix. */
 async function startWorkerProcess(): Promise<ChildProcess> {
   const c = t.s.config;
-  const { child, out } = runScript('workers/main.ts', [], {
+  const { child, out } = runScript('src/worker.ts', [], {
     PATH: process.env.PATH,
     DATABASE_URL: c.databaseUrl,
     REDIS_URL: c.redisUrl,

@@ -1,4 +1,4 @@
 // The worker process of the Procfile (`npm run start:worker` runs the same): every worker, no HTTP.
-import { run } from '../src/runtime.ts';
+import { run } from './runtime.ts';
 
 await run({ web: false, workers: true, migrate: false });
