@@ -4,7 +4,7 @@
 //    the same 10 seconds: how late the last one turns EXPIRED, and Redis memory per pending session.
 // `npm run bench -- checkout`; small run: `BENCH_SECONDS=5 BENCH_EXPIRY_SESSIONS=5000 npm run bench -- checkout`.
 import { Redis } from 'ioredis';
-import { expiryJob } from '../src/checkout/expiry.ts';
+import { expiryJob } from '../src/checkout/jobs.ts';
 import { newId } from '../src/lib/ids.ts';
 import { Queues, QUEUE_NAMES } from '../src/queue/queues.ts';
 import {

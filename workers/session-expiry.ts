@@ -1,4 +1,5 @@
-import { expireDueBatch, expireIfDue, type ExpiryJobData } from '../src/checkout/expiry.ts';
+import { expireDueBatch, expireIfDue } from '../src/checkout/expiry.ts';
+import type { ExpiryJobData } from '../src/checkout/jobs.ts';
 import { findSession } from '../src/checkout/store.ts';
 import type { WorkerDefinition } from './types.ts';
 

@@ -3,53 +3,12 @@ import { withTx, type Tx } from '../db/tx.ts';
 import { recordEvent, recordEvents } from '../webhooks/outbox.ts';
 import { presentPayment } from '../payments/presenter.ts';
 import * as payments from '../payments/store.ts';
-import { within } from '../queue/bound.ts';
-import { QUEUE_NAMES } from '../queue/queues.ts';
 import type { Services } from '../services.ts';
 import { presentSession } from './presenter.ts';
 import * as store from './store.ts';
 import type { Owner, SessionRow } from './store.ts';
 import { ownerOf } from '../lib/owner.ts';
-
-/** Kept tiny on purpose: every OPEN session holds one delayed job in Redis until it ends. */
-export interface ExpiryJobData {
-  a: string; // account id
-  l: boolean; // livemode
-}
-
-const queue = (s: Services) => s.queues.get(QUEUE_NAMES.sessionExpiry);
-
-/** The delayed job of a session, due at its expires_at (jobId = session id). */
-export function expiryJob(row: Pick<SessionRow, 'id' | 'account_id' | 'livemode' | 'expires_at'>) {
-  const data: ExpiryJobData = { a: row.account_id, l: row.livemode };
-  return {
-    name: 'expire',
-    data,
-    // Only the id and the delay: with every stored value under 64 bytes Redis keeps the job hash
-    // as a compact listpack (about a third of the memory). The queue's default retry and retention
-    // options are dropped on purpose: the worker applies retention (sessionExpiryWorker.keep), and
-    // a failed expiry is retried by the reconciler rather than by BullMQ.
-    opts: {
-      jobId: row.id,
-      delay: Math.max(0, row.expires_at.getTime() - Date.now()),
-      attempts: undefined,
-      backoff: undefined,
-      removeOnComplete: undefined,
-      removeOnFail: undefined,
-    },
-  };
-}
-
-export async function scheduleExpiry(s: Services, row: SessionRow): Promise<void> {
-  const job = expiryJob(row);
-  // Bounded: the caller answers a request, and the reconciler expires a session whose job is missing.
-  await within(queue(s).add(job.name, job.data, job.opts));
-}
-
-/** A session that ended another way no longer needs its job; a job already running finds nothing to do. */
-export async function unscheduleExpiry(s: Services, id: string): Promise<void> {
-  await queue(s).remove(id);
-}
+import { unscheduleExpiry } from './jobs.ts';
 
 /**
  * OPEN to EXPIRED inside the caller's transaction, with its event. The update is conditional

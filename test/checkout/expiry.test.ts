@@ -1,6 +1,7 @@
 import type { Job } from 'bullmq';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expiryJob, reconcileExpiries } from '../../src/checkout/expiry.ts';
+import { reconcileExpiries } from '../../src/checkout/expiry.ts';
+import { expiryJob } from '../../src/checkout/jobs.ts';
 import type { SessionRow } from '../../src/checkout/store.ts';
 import { nowUnix } from '../../src/lib/time.ts';
 import { reconcileWorker } from '../../workers/reconcile.ts';
