@@ -1,7 +1,7 @@
 /**
- * Every event type of spec 6.2, in the order the spec lists them. The first four are produced by
- * this service; the rest are accepted in `enabled_events` so that a subscription written today keeps
- * working when refunds and invoices arrive.
+ * Every event type: the seven of spec 6.2 in the order the spec lists them (the two invoice events
+ * are accepted in `enabled_events` so that a subscription written today keeps working when invoices
+ * arrive), then the refund and dispute events this service adds.
  */
 export const EVENT_TYPES = [
   { type: 'checkout.session.completed', description: 'A checkout session moved to COMPLETE.' },
@@ -11,6 +11,11 @@ export const EVENT_TYPES = [
   { type: 'payment.refunded', description: 'A full or partial refund was processed.' },
   { type: 'invoice.paid', description: 'An invoice reached amount_due_cents = 0.' },
   { type: 'invoice.sent', description: 'An invoice was delivered to the customer (email and hosted URL active).' },
+  { type: 'refund.created', description: 'A refund was requested: it is PENDING until the processor answers.' },
+  { type: 'refund.updated', description: "A refund's status changed (SUCCEEDED, FAILED or CANCELLED)." },
+  { type: 'dispute.created', description: 'A payment was disputed by the cardholder (a chargeback).' },
+  { type: 'dispute.updated', description: "A dispute's evidence or status changed." },
+  { type: 'dispute.closed', description: 'A dispute was decided: WON or LOST.' },
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number]['type'];

@@ -22,6 +22,8 @@ export const ID_PREFIXES = {
   delivery: 'wd',
   request: 'req',
   view: 'plv',
+  refund: 're',
+  dispute: 'dp',
 } as const;
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];
 

@@ -15,6 +15,16 @@ const DECLINES: Record<string, DeclineCode> = {
 
 const THREE_D_SECURE = new Set(['4000000000003220', '4000002500003155']);
 
+/**
+ * Cards whose charge succeeds but whose later life is scripted, as Stripe's test cards: the
+ * behaviour is kept with the simulator's attempt (never the card number) for refunds and disputes.
+ */
+export type AttemptBehaviour = 'refunds_fail' | 'disputed';
+const BEHAVIOURS: Record<string, AttemptBehaviour> = {
+  '4000000000005126': 'refunds_fail',
+  '4000000000000259': 'disputed',
+};
+
 export const DECLINE_MESSAGES: Record<DeclineCode, string> = {
   card_declined: 'Your card was declined.',
   insufficient_funds: 'Your card was declined: insufficient funds.',
@@ -55,12 +65,12 @@ const asCharge = (r: AttemptRecord): ChargeResult => {
  * after a crash.
  */
 export function createSimulator(sql: Sql): Processor {
-  async function record(intentId: string, attempt: string, r: ChargeResult): Promise<ChargeResult> {
+  async function record(intentId: string, attempt: string, r: ChargeResult, behaviour: AttemptBehaviour | null = null): Promise<ChargeResult> {
     const code = r.status === 'declined' ? r.code : null;
     const message = r.status === 'declined' ? r.message : null;
     await sql`
-      insert into simulator_attempts (attempt_id, intent_id, status, code, message)
-      values (${attempt}, ${intentId}, ${r.status}, ${code}, ${message})
+      insert into simulator_attempts (attempt_id, intent_id, status, code, message, behaviour)
+      values (${attempt}, ${intentId}, ${r.status}, ${code}, ${message}, ${behaviour})
       on conflict (attempt_id) do nothing`;
     // The first outcome stands: a retried confirmation answers it again.
     const [row] = await sql<AttemptRecord[]>`select status, code, message from simulator_attempts where attempt_id = ${attempt}`;
@@ -85,7 +95,7 @@ export function createSimulator(sql: Sql): Processor {
       const decline = DECLINES[card.number];
       if (decline) return record(intentId, attempt, declined(decline));
       if (THREE_D_SECURE.has(card.number)) return record(intentId, attempt, { status: 'requires_action', action: 'three_d_secure' });
-      return record(intentId, attempt, { status: 'succeeded' });
+      return record(intentId, attempt, { status: 'succeeded' }, BEHAVIOURS[card.number] ?? null);
     },
     async completeAuthentication(intentId, attempt, outcome) {
       const r = outcome === 'complete' ? ({ status: 'succeeded' } as const) : declined('authentication_failed');

@@ -197,7 +197,7 @@ describe('validation', () => {
 });
 
 describe('event types and the admin board', () => {
-  it('when the catalogue is read, then it lists the seven types of spec 6.2', async () => {
+  it('when the catalogue is read, then it lists the seven types of spec 6.2, then the refund and dispute types', async () => {
     const a = await t.account();
     const res = await t.request('GET', '/v1/event-types', { key: a.test });
     expect(res.status).toBe(200);
@@ -209,6 +209,11 @@ describe('event types and the admin board', () => {
       'payment.refunded',
       'invoice.paid',
       'invoice.sent',
+      'refund.created',
+      'refund.updated',
+      'dispute.created',
+      'dispute.updated',
+      'dispute.closed',
     ]);
     expect((await t.request('GET', '/v1/event-types')).status).toBe(401);
   });
