@@ -5,6 +5,7 @@ import { authenticate } from './auth/middleware.ts';
 import { checkoutMountPath, checkoutPagesRouter } from './checkout/pages.ts';
 import { checkoutSessionsRouter } from './checkout/routes.ts';
 import { customersRouter } from './customers/routes.ts';
+import { disputesRouter } from './disputes/routes.ts';
 import { eventsRouter, eventTypesRouter } from './events/routes.ts';
 import { idempotency } from './idempotency/middleware.ts';
 import { errorHandler, jsonBody, notFound, requestContext } from './lib/http.ts';
@@ -12,6 +13,7 @@ import { healthRouter } from './ops/health.ts';
 import { paymentLinkMountPath, paymentLinkPagesRouter } from './payment-links/pages.ts';
 import { paymentLinksRouter } from './payment-links/routes.ts';
 import { paymentsRouter } from './payments/routes.ts';
+import { refundsRouter } from './refunds/routes.ts';
 import type { Services } from './services.ts';
 import { eventDeliveriesRouter, webhookEndpointsRouter } from './webhooks/routes.ts';
 
@@ -39,6 +41,8 @@ export function createApp(s: Services): express.Express {
   v1.use('/payment-links', paymentLinksRouter(s));
   v1.use('/checkout/sessions', checkoutSessionsRouter(s));
   v1.use('/payments', paymentsRouter(s));
+  v1.use('/disputes', disputesRouter(s));
+  v1.use('/refunds', refundsRouter(s));
   v1.use('/webhook-endpoints', webhookEndpointsRouter(s));
   v1.use('/events', eventsRouter(s));
   v1.use('/events', eventDeliveriesRouter(s)); // /:id/deliveries and /:id/resend: the webhooks component's

@@ -8,6 +8,7 @@ import { createSimulator } from './processor/simulator.ts';
 import type { Processor } from './processor/types.ts';
 import type { PaymentParticipant } from './checkout/participants.ts';
 import { linkPaymentParticipant } from './payment-links/participant.ts';
+import { disputePaymentParticipant } from './disputes/participant.ts';
 
 /** What every part of the service is handed: built once here (the composition root), passed explicitly. */
 export interface Services {
@@ -33,8 +34,8 @@ export async function createServices(config: Config, log: Logger = createLogger(
   const sql = connect(config.databaseUrl, config.dbPoolMax, config.dbTimeouts);
   const queues = new Queues(redis, config.redisPrefix);
   await queues.openAll();
-  // Every payment participant is listed here, and only here: payment links hold quantity_limit.
-  const paymentParticipants = [linkPaymentParticipant];
+  // Every payment participant is listed here, and only here: payment links hold quantity_limit; disputes ask the processor about each new payment soon after it succeeds.
+  const paymentParticipants = [linkPaymentParticipant, disputePaymentParticipant];
   return { config, log, sql, redis, queues, processor: createSimulator(sql), paymentParticipants, beforeClose: [] };
 }
 

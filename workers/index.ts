@@ -7,13 +7,15 @@ import { linkCountersWorker } from './link-counters.ts';
 import { maintenanceWorker } from './maintenance.ts';
 import { processorWorker } from './processor.ts';
 import { reconcileWorker } from './reconcile.ts';
+import { refundsWorker } from './refunds.ts';
+import { disputesWorker } from './disputes.ts';
 import { ScheduleKeeper } from './schedules.ts';
 import { sessionExpiryWorker } from './session-expiry.ts';
 import type { WorkerDefinition } from './types.ts';
 import { webhookDeliveryWorker } from './webhook-delivery.ts';
 
 /** Every worker of the service; `npm run start:worker` and `npm start` run them all. */
-export const WORKERS: WorkerDefinition<never>[] = [maintenanceWorker, reconcileWorker, linkCountersWorker, webhookDeliveryWorker, sessionExpiryWorker, processorWorker];
+export const WORKERS: WorkerDefinition<never>[] = [maintenanceWorker, reconcileWorker, linkCountersWorker, webhookDeliveryWorker, sessionExpiryWorker, processorWorker, refundsWorker, disputesWorker];
 
 export interface RunningWorkers {
   workers: Worker[];

@@ -1,6 +1,8 @@
 import { reconcileExpiries } from '../src/checkout/expiry.ts';
 import { settleStuckPayments } from '../src/checkout/settle.ts';
+import { reconcileDisputes } from '../src/disputes/service.ts';
 import { reconcileCounters } from '../src/payment-links/counters.ts';
+import { settleStuckRefunds } from '../src/refunds/settle.ts';
 import { reconcileDeliveries } from '../src/webhooks/deliver.ts';
 import type { Reconciler, WorkerDefinition } from './types.ts';
 
@@ -15,6 +17,9 @@ export const RECONCILERS: Reconciler[] = [
   // The payment participants (s.paymentParticipants) take part in a settled payment here as on the hosted page.
   { name: 'payments-in-flight', run: settleStuckPayments },
   { name: 'checkout-session-expiry', run: reconcileExpiries },
+  { name: 'refunds-pending', run: settleStuckRefunds },
+  // New disputes (a lost sync job), decisions under review, submit/close calls left pending.
+  { name: 'disputes', run: reconcileDisputes },
 ];
 
 export const reconcileWorker: WorkerDefinition = {

@@ -2,6 +2,7 @@ import express, { Router, type Request, type Response } from 'express';
 import { isId } from '../lib/ids.ts';
 import { findCustomer } from '../customers/store.ts';
 import { findPayment } from '../payments/store.ts';
+import { refundsOfPayment } from '../refunds/store.ts';
 import {
   allowFormTargets,
   clientAddress,
@@ -144,7 +145,7 @@ export function checkoutPagesRouter(s: Services): Router {
   r.get('/:id/receipt', security, page(async (req, res, row) => {
     const payment = row.status === 'COMPLETE' && row.payment_id ? await findPayment(s.sql, ownerOf(row), row.payment_id) : undefined;
     if (!payment) return res.redirect(303, here(row));
-    html(res, 200, views.receiptPage(row, payment));
+    html(res, 200, views.receiptPage(row, payment, await refundsOfPayment(s.sql, ownerOf(row), payment.id)));
   }));
 
   r.use(hostedPageErrors);

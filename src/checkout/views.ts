@@ -1,5 +1,6 @@
 import { formatAmount } from '../lib/currency.ts';
 import type { PaymentRow } from '../payments/store.ts';
+import type { RefundRow } from '../refunds/store.ts';
 import { alertBox, html, renderPage, type Html } from '../pages/index.ts';
 import type { CardFormErrors } from '../processor/cards.ts';
 import type { SessionRow } from './store.ts';
@@ -102,6 +103,7 @@ with your ${capitalize(payment.card_brand ?? 'card')} card ending in ${payment.c
 function receiptFacts(s: SessionRow, payment: PaymentRow): Html {
   return html`<dl class="facts">
 <dt>Amount paid</dt><dd>${money(s)}</dd>
+${payment.amount_refunded_cents > 0 ? html`<dt>Amount refunded</dt><dd>${money(s, payment.amount_refunded_cents)}</dd>` : ''}
 <dt>Date</dt><dd>${dateTime(payment.succeeded_at ?? payment.updated_at)}</dd>
 <dt>Payment method</dt><dd>${capitalize(payment.card_brand ?? 'card')} •••• ${payment.card_last4}</dd>
 ${payment.email ? html`<dt>Email</dt><dd>${payment.email}</dd>` : ''}
@@ -125,8 +127,28 @@ ${payment ? receiptFacts(s, payment) : ''}
   return renderPage({ title: 'Payment successful', body });
 }
 
-/** The stand-alone receipt of the session's payment. */
-export function receiptPage(s: SessionRow, payment: PaymentRow): string {
+const REFUND_STATUS: Record<RefundRow['status'], string> = {
+  PENDING: 'Pending',
+  SUCCEEDED: 'Refunded',
+  FAILED: 'Failed',
+  CANCELLED: 'Cancelled',
+};
+
+/** The refunds of the payment, oldest first: amount, status and date of each. */
+function refundsTable(s: SessionRow, payment: PaymentRow, refunds: readonly RefundRow[]): Html {
+  if (!refunds.length) return html``;
+  return html`<table class="items refunds">
+<caption>Refunds</caption>
+<thead><tr><th scope="col">Date</th><th scope="col">Status</th><th scope="col" class="num">Amount</th></tr></thead>
+<tbody>${refunds.map(
+    (r) => html`<tr><td>${dateTime(r.created_at)}</td><td>${REFUND_STATUS[r.status]}</td><td class="num">${money(s, r.amount_cents)}</td></tr>`,
+  )}</tbody>
+<tfoot><tr><td colspan="2">Refunded</td><td class="num">${money(s, payment.amount_refunded_cents)}</td></tr></tfoot>
+</table>`;
+}
+
+/** The stand-alone receipt of the session's payment, with its refunds. */
+export function receiptPage(s: SessionRow, payment: PaymentRow, refunds: readonly RefundRow[] = []): string {
   const body = html`<div class="card">
 ${badges(s, html`<span class="status">Paid</span>`)}
 <h1>Receipt</h1>
@@ -134,6 +156,7 @@ ${badges(s, html`<span class="status">Paid</span>`)}
 ${s.description ? html`<p class="description">${s.description}</p>` : ''}
 ${receiptFacts(s, payment)}
 ${lineItems(s)}
+${refundsTable(s, payment, refunds)}
 </div>`;
   return renderPage({ title: `Receipt ${payment.id}`, body });
 }

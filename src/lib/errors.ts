@@ -12,6 +12,7 @@ export const ERROR_CODES = {
   pagination_cursors_conflict: [400, 'invalid_request_error'],
   resource_invalid_state: [400, 'invalid_request_error'],
   resource_limit_reached: [400, 'invalid_request_error'],
+  charge_disputed: [400, 'invalid_request_error'],
   idempotency_key_reused: [400, 'idempotency_error'],
   idempotency_key_invalid: [400, 'idempotency_error'],
   // 401 / 403

@@ -34,7 +34,7 @@ export type PaymentLink = ReturnType<typeof presentPaymentLink>;
 
 /** GET /v1/payment-links/:id/analytics: totals, then the same figures per source. */
 export function presentAnalytics(link: PaymentLinkRow, bySource: SourceTotals[]) {
-  const sum = (k: 'views' | 'payments' | 'amount_collected_cents') => bySource.reduce((n, s) => n + s[k], 0);
+  const sum = (k: 'views' | 'payments' | 'amount_collected_cents' | 'amount_refunded_cents') => bySource.reduce((n, s) => n + s[k], 0);
   return {
     object: 'payment_link_analytics' as const,
     payment_link: link.id,
@@ -42,12 +42,17 @@ export function presentAnalytics(link: PaymentLinkRow, bySource: SourceTotals[])
     currency: link.currency,
     views: sum('views'),
     payments: sum('payments'),
+    // Gross, as total_collected_cents on the link: refunds never lower it (docs/decisions.md, Refunds).
     amount_collected_cents: sum('amount_collected_cents'),
+    amount_refunded_cents: sum('amount_refunded_cents'),
+    net_collected_cents: sum('amount_collected_cents') - sum('amount_refunded_cents'),
     sources: bySource.map((s) => ({
       source: s.source,
       views: s.views,
       payments: s.payments,
       amount_collected_cents: s.amount_collected_cents,
+      amount_refunded_cents: s.amount_refunded_cents,
+      net_collected_cents: s.amount_collected_cents - s.amount_refunded_cents,
     })),
   };
 }

@@ -126,6 +126,8 @@ export interface SourceTotals {
   views: number;
   payments: number;
   amount_collected_cents: number;
+  /** SUCCEEDED refunds of those payments (amount_collected_cents stays gross). */
+  amount_refunded_cents: number;
 }
 
 /** Views and successful payments per source, counted from the source rows. */
@@ -136,13 +138,14 @@ export async function analyticsBySource(sql: Sql, o: Owner, linkId: string): Pro
       where payment_link_id = ${linkId} and account_id = ${o.accountId} and livemode = ${o.livemode}
       group by source
     ), p as (
-      select coalesce(link_source, 'DIRECT') as source, count(*)::bigint as payments, sum(amount_cents)::bigint as amount
+      select coalesce(link_source, 'DIRECT') as source, count(*)::bigint as payments, sum(amount_cents)::bigint as amount,
+        sum(amount_refunded_cents)::bigint as refunded
       from payments
       where payment_link_id = ${linkId} and status = 'SUCCEEDED' and account_id = ${o.accountId} and livemode = ${o.livemode}
       group by 1
     )
     select s.source, coalesce(v.views, 0) as views, coalesce(p.payments, 0) as payments,
-           coalesce(p.amount, 0) as amount_collected_cents
+           coalesce(p.amount, 0) as amount_collected_cents, coalesce(p.refunded, 0) as amount_refunded_cents
     from unnest(array['DIRECT', 'EMBED', 'WHATSAPP', 'QR']) with ordinality as s (source, ord)
     left join v on v.source = s.source
     left join p on p.source = s.source

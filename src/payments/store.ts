@@ -27,6 +27,10 @@ export interface PaymentRow {
   link_source: string | null;
   succeeded_at: Date | null;
   failed_at: Date | null;
+  /** The sum of its SUCCEEDED refunds (refunds/settle.ts adds each one as it succeeds). */
+  amount_refunded_cents: number;
+  /** Set by disputes; a disputed payment cannot be refunded. */
+  disputed: boolean;
   /** Set while the processor is being asked about this attempt (in flight); null otherwise. */
   processing_since: Date | null;
   created_at: Date;
@@ -167,6 +171,21 @@ export async function failAbandonedOfSessions(sql: TxSql, sessionIds: string[], 
         failed_at = now(), updated_at = now()
     where checkout_session_id = any(${sessionIds}::text[]) and status = 'PENDING' and processing_since is null
     returning *`;
+}
+
+/** The payment, locked: refunds of one payment are checked against its amount one at a time. */
+export async function lockPayment(sql: TxSql, o: Owner, id: string): Promise<PaymentRow | undefined> {
+  const [row] = await sql<PaymentRow[]>`
+    select * from payments where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} for update`;
+  return row;
+}
+
+/** A refund of `amount` succeeded: counted on the payment, whose row the caller has locked. */
+export async function addRefunded(sql: TxSql, id: string, amount: number): Promise<PaymentRow> {
+  const [row] = await sql<PaymentRow[]>`
+    update payments set amount_refunded_cents = amount_refunded_cents + ${amount}, updated_at = now()
+    where id = ${id} returning *`;
+  return row!;
 }
 
 export async function listPayments(sql: Sql, o: Owner, p: ListPayments): Promise<PaymentRow[]> {

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import { newId } from '../lib/ids.ts';
 import type { Sql } from '../db/sql.ts';
-import type { AttemptLookup, ChargeResult, DeclineCode, Processor } from './types.ts';
+import { simulatorDisputes } from './simulator-disputes.ts';
+import type { AttemptLookup, ChargeResult, DeclineCode, Processor, RefundLookup } from './types.ts';
 
 /** The usual test cards (DESIGN 7); any other valid number succeeds. */
 const DECLINES: Record<string, DeclineCode> = {
@@ -64,7 +65,38 @@ const asCharge = (r: AttemptRecord): ChargeResult => {
  * calls are idempotent (by session id, by payment id) and an attempt can be asked about again
  * after a crash.
  */
+/**
+ * How long a simulated refund stays pending before the simulator decides it (a card refund takes
+ * days at a real processor; "within about a second" in test mode, issue 11 point 6).
+ */
+export const SIMULATOR_REFUND_SETTLE_MS = 400;
+/** failure_reason of refunds of card 4000 0000 0000 5126 (behaviour refunds_fail). */
+export const SIMULATOR_REFUND_FAILURE = 'declined';
+
+interface RefundRecord {
+  status: 'pending' | 'succeeded' | 'failed' | 'canceled';
+  failure_reason: string | null;
+}
+
+const asRefund = (r: RefundRecord | undefined): RefundLookup =>
+  !r ? { status: 'not_found' } : r.status === 'failed' ? { status: 'failed', reason: r.failure_reason ?? SIMULATOR_REFUND_FAILURE } : { status: r.status };
+
 export function createSimulator(sql: Sql): Processor {
+  /**
+   * A pending refund past settle_at gets its planned outcome, in one conditional statement: a
+   * concurrent cancel (also conditional on 'pending') and this settle have exactly one winner.
+   */
+  async function settleDue(reference: string): Promise<void> {
+    await sql`
+      update simulator_refunds set status = planned, failure_reason = case when planned = 'failed' then ${SIMULATOR_REFUND_FAILURE} end,
+        updated_at = now()
+      where refund_id = ${reference} and status = 'pending' and settle_at <= now()`;
+  }
+  async function readRefund(reference: string): Promise<RefundLookup> {
+    const [row] = await sql<RefundRecord[]>`select status, failure_reason from simulator_refunds where refund_id = ${reference}`;
+    return asRefund(row);
+  }
+
   async function record(intentId: string, attempt: string, r: ChargeResult, behaviour: AttemptBehaviour | null = null): Promise<ChargeResult> {
     const code = r.status === 'declined' ? r.code : null;
     const message = r.status === 'declined' ? r.message : null;
@@ -79,6 +111,7 @@ export function createSimulator(sql: Sql): Processor {
 
   return {
     name: 'simulator',
+    ...simulatorDisputes(sql),
     async createCustomer({ reference, livemode }) {
       const digest = createHash('sha256').update(`${livemode ? 'live' : 'test'}:${reference}`).digest('hex');
       return { id: `pcus_sim_${digest.slice(0, 24)}` };
@@ -117,6 +150,40 @@ export function createSimulator(sql: Sql): Processor {
       const [row] = await sql<AttemptRecord[]>`
         select status, code, message from simulator_attempts where attempt_id = ${attempt} and intent_id = ${intentId}`;
       return row ? asResult(row) : { status: 'not_found' };
+    },
+      async createRefund({ reference, intentId, attempt, amount, currency }) {
+      // The card's scripted behaviour (4000 0000 0000 5126: refunds fail) was kept with its attempt.
+      const [charged] = await sql<{ behaviour: string | null }[]>`
+        select behaviour from simulator_attempts where attempt_id = ${attempt} and intent_id = ${intentId} and status = 'succeeded'`;
+      if (!charged) return { status: 'failed', reason: 'charge_not_found' };
+      const planned = charged.behaviour === 'refunds_fail' ? 'failed' : 'succeeded';
+      await sql`
+        insert into simulator_refunds (refund_id, attempt_id, amount_cents, currency, status, planned, settle_at)
+        values (${reference}, ${attempt}, ${amount}, ${currency}, 'pending', ${planned},
+          now() + make_interval(secs => ${SIMULATOR_REFUND_SETTLE_MS / 1000}))
+        on conflict (refund_id) do nothing`;
+      await settleDue(reference);
+      const r = await readRefund(reference);
+      if (r.status === 'not_found') throw new Error(`simulator: refund ${reference} vanished`);
+      return r;
+    },
+    async retrieveRefund(reference) {
+      await settleDue(reference);
+      return readRefund(reference);
+    },
+    async cancelRefund(reference) {
+      await settleDue(reference);
+      await sql`
+        update simulator_refunds set status = 'canceled', updated_at = now()
+        where refund_id = ${reference} and status = 'pending'`;
+      // Never asked for: a tombstone, so that a createRefund still on its way answers canceled.
+      await sql`
+        insert into simulator_refunds (refund_id, attempt_id, amount_cents, currency, status, planned, settle_at)
+        values (${reference}, '', 0, '', 'canceled', 'succeeded', now())
+        on conflict (refund_id) do nothing`;
+      const r = await readRefund(reference);
+      if (r.status === 'not_found') throw new Error(`simulator: refund ${reference} vanished`);
+      return r;
     },
   };
 }

@@ -27,6 +27,31 @@ export type ChargeResult =
 /** What the processor knows of one attempt: its outcome, or not_found when it never charged it. */
 export type AttemptLookup = ChargeResult | { status: 'not_found' };
 
+/**
+ * A refund as the processor sees it. `pending` is the usual first answer: card refunds settle
+ * later, and the service asks again (retrieveRefund) from a job.
+ */
+export type RefundResult =
+  | { status: 'pending' }
+  | { status: 'succeeded' }
+  | { status: 'failed'; reason: string }
+  | { status: 'canceled' };
+
+/** What the processor knows of a refund: its state, or not_found when it was never asked for it. */
+export type RefundLookup = RefundResult | { status: 'not_found' };
+
+/** A dispute (chargeback) as the processor reports it; `attempt` is our payment id. */
+export interface ProcessorDispute {
+  id: string;
+  attempt: string;
+  amount: number;
+  currency: string;
+  reason: string;
+  status: 'needs_response' | 'under_review' | 'won' | 'lost';
+  evidenceDueBy: Date;
+  created: Date;
+}
+
 export interface Processor {
   readonly name: string;
   /** `reference` is our id for the record; a retry with the same reference returns the same customer. */
@@ -55,4 +80,28 @@ export interface Processor {
    * closes the attempt on that answer, so a confirmation still on its way can no longer charge it.
    */
   retrieveAttempt(intentId: string, attempt: string): Promise<AttemptLookup>;
+  /**
+   * Refunds part or all of a charged attempt (`attempt`, our payment id, on intent `intentId`).
+   * Idempotent by `reference` (our refund id): a retry answers the same refund and never refunds twice.
+   */
+  createRefund(input: { reference: string; intentId: string; attempt: string; amount: number; currency: string }): Promise<RefundResult>;
+  /** The refund's state now (`reference` is our refund id). */
+  retrieveRefund(reference: string): Promise<RefundLookup>;
+  /**
+   * Cancels a refund still pending at the processor, which arbitrates a cancel against the refund
+   * settling: the answer is `canceled` when the cancel won, else the state the refund ended in. A
+   * refund it never saw is recorded cancelled, so a createRefund arriving later answers `canceled`.
+   */
+  cancelRefund(reference: string): Promise<RefundResult>;
+  /**
+   * Disputes the processor opened, oldest first by (created, id): those created at or after
+   * `since`, after the dispute `startingAfter` when given (its next page). Read by the sync.
+   */
+  listDisputes(page: { since: Date | null; startingAfter: string | null; limit: number }): Promise<ProcessorDispute[]>;
+  /** One dispute now (a decision may have been made since it was last asked about); null when unknown. */
+  retrieveDispute(id: string): Promise<ProcessorDispute | null>;
+  /** Sends the evidence and asks for a decision. Idempotent: a dispute already submitted or closed answers as it is. */
+  submitDisputeEvidence(id: string, evidence: Record<string, string>): Promise<ProcessorDispute>;
+  /** Accepts the loss. Idempotent: a dispute already closed answers as it is. */
+  closeDispute(id: string): Promise<ProcessorDispute>;
 }

@@ -9,6 +9,8 @@ export const QUEUE_NAMES = {
   linkCounters: 'link-counters',
   processor: 'processor',
   reconcile: 'reconcile',
+  disputes: 'disputes',
+  refunds: 'refunds',
 } as const;
 export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
 

@@ -2,7 +2,9 @@ import fc from 'fast-check';
 import { beforeAll, describe, it } from 'vitest';
 import { ERROR_CODES, type ErrorCode } from '../../src/lib/errors.ts';
 import { createSession } from '../checkout/helpers.ts';
+import { syncNewDisputes } from '../../src/disputes/service.ts';
 import { useTestServer } from '../helpers/server.ts';
+import { eventually } from '../helpers/wait.ts';
 import { createLink } from '../payment-links/helpers.ts';
 import { encode, hostileBody, hostileParams, idSegment, NUMBER_EDGES, NUMBER_TEXT_EDGES, paramsText, TEXT_EDGES } from './hostile.ts';
 import { pathOf, Payer } from '../helpers/payer.ts';
@@ -68,6 +70,24 @@ beforeAll(async () => {
   payers.link = new Payer(t);
   await payers.link.get(pathOf(link.url));
 
+  const paid = await sessionId();
+  await new Payer(t).pay(paid, { card_number: '4242 4242 4242 4242' });
+  const [payment] = await t.sql<{ id: string }[]>`select id from payments where checkout_session_id = ${paid}`;
+  fx.paid = payment!.id;
+  fx.re = await post('/v1/refunds', { payment_id: fx.paid, amount: 100 });
+  fx.reCancel = await post('/v1/refunds', { payment_id: fx.paid, amount: 100 });
+
+  // Two disputed payments (card 0259): no workers run here, so the sync is called once they are a second old.
+  const disputedPayments: string[] = [];
+  for (let i = 0; i < 2; i++) {
+    const cs = await sessionId();
+    await new Payer(t).pay(cs, { card_number: '4000 0000 0000 0259' });
+    disputedPayments.push((await t.sql<{ id: string }[]>`select id from payments where checkout_session_id = ${cs}`)[0]!.id);
+  }
+  await eventually(async () => (await syncNewDisputes(t.s, t.s.log), (await t.sql`select 1 from disputes`).length === 2));
+  const [dp, dpClose] = await t.sql<{ id: string }[]>`select id from disputes order by payment_id`;
+  fx.dp = dp!.id;
+  fx.dpClose = dpClose!.id;
   await post(`/v1/checkout/sessions/${await sessionId()}/expire`, {}); // an event, with deliveries to resend
   const events = await t.request('GET', '/v1/events?limit=1', { key });
   fx.evt = events.body.data[0].id;
@@ -102,6 +122,10 @@ const API: Route[] = [
   { method: 'POST', path: '/v1/checkout/sessions/:id/expire', ids: ids('csExpire'), body: () => ({}), fields: ['reason'] },
   { method: 'GET', path: '/v1/payments', query: () => ({ limit: '2', status: 'PENDING' }), params: [...listParams, 'status', 'customer'] },
   { method: 'GET', path: '/v1/payments/:id', ids: ids('pay') },
+  { method: 'POST', path: '/v1/refunds', body: () => ({ payment_id: fx.paid!, amount: 1, reason: 'duplicate', metadata: { a: 'b' } }), fields: ['payment_id', 'amount', 'reason', 'metadata'] },
+  { method: 'GET', path: '/v1/refunds', query: () => ({ limit: '2', payment_id: fx.paid! }), params: [...listParams, 'payment_id'] },
+  { method: 'GET', path: '/v1/refunds/:id', ids: ids('re') },
+  { method: 'POST', path: '/v1/refunds/:id/cancel', ids: ids('reCancel', 're'), body: () => ({}), fields: ['x'] },
   { method: 'POST', path: '/v1/webhook-endpoints', body: () => ({ url: 'https://example.com/h', enabled_events: ['payment.succeeded'] }), fields: endpointFields },
   { method: 'GET', path: '/v1/webhook-endpoints', query: () => ({ limit: '1' }), params: listParams },
   { method: 'GET', path: '/v1/webhook-endpoints/:id', ids: ids('we') },
@@ -113,6 +137,10 @@ const API: Route[] = [
   { method: 'GET', path: '/v1/events/:id/deliveries', ids: ids('evt'), query: () => ({ limit: '1' }), params: listParams },
   { method: 'POST', path: '/v1/events/:id/resend', ids: ids('evt'), body: () => ({ endpoint_id: fx.we }), fields: ['endpoint_id'] },
   { method: 'GET', path: '/v1/event-types' },
+  { method: 'GET', path: '/v1/disputes', query: () => ({ limit: '2', status: 'NEEDS_RESPONSE', payment_id: 'pay_x' }), params: [...listParams, 'status', 'payment_id'] },
+  { method: 'GET', path: '/v1/disputes/:id', ids: ids('dp') },
+  { method: 'PATCH', path: '/v1/disputes/:id', ids: ids('dp'), body: () => ({ evidence: { product_description: 'Mug', uncategorized_text: 'x' } }), fields: ['evidence', 'submit'] },
+  { method: 'POST', path: '/v1/disputes/:id/close', ids: ids('dpClose'), body: () => ({}), fields: ['x'] },
 ];
 
 const PAGES: Route[] = [

@@ -283,11 +283,13 @@ describe('GET /v1/payment-links/:id/analytics', () => {
       views: 2,
       payments: 3,
       amount_collected_cents: 7500,
+      amount_refunded_cents: 0,
+      net_collected_cents: 7500,
       sources: [
-        { source: 'DIRECT', views: 1, payments: 0, amount_collected_cents: 0 },
-        { source: 'EMBED', views: 0, payments: 0, amount_collected_cents: 0 },
-        { source: 'WHATSAPP', views: 0, payments: 1, amount_collected_cents: 2500 },
-        { source: 'QR', views: 1, payments: 2, amount_collected_cents: 5000 },
+        { source: 'DIRECT', views: 1, payments: 0, amount_collected_cents: 0, amount_refunded_cents: 0, net_collected_cents: 0 },
+        { source: 'EMBED', views: 0, payments: 0, amount_collected_cents: 0, amount_refunded_cents: 0, net_collected_cents: 0 },
+        { source: 'WHATSAPP', views: 0, payments: 1, amount_collected_cents: 2500, amount_refunded_cents: 0, net_collected_cents: 2500 },
+        { source: 'QR', views: 1, payments: 2, amount_collected_cents: 5000, amount_refunded_cents: 0, net_collected_cents: 5000 },
       ],
     });
   });

@@ -55,6 +55,8 @@ describe('paying through a link', () => {
       views: 1,
       payments: 1,
       amount_collected_cents: 2500,
+      amount_refunded_cents: 0,
+      net_collected_cents: 2500,
     });
   });
 

@@ -1,0 +1,232 @@
+import type { Logger } from 'pino';
+import { withTx, type Tx } from '../db/tx.ts';
+import { ApiError, resourceMissing } from '../lib/errors.ts';
+import { newId } from '../lib/ids.ts';
+import { ownerOf, type Owner } from '../lib/owner.ts';
+import type { ProcessorDispute } from '../processor/types.ts';
+import type { Services } from '../services.ts';
+import { recordEvent } from '../webhooks/outbox.ts';
+import { enqueueDecisionCheck } from './jobs.ts';
+import { presentDispute } from './presenter.ts';
+import type { DisputeStatus, Evidence, UpdateDispute } from './schema.ts';
+import * as store from './store.ts';
+import type { DisputeRow } from './store.ts';
+
+/**
+ * How long a processor call (submit, close) may stay unanswered before the sweeper repeats it.
+ * Longer than any call may take, so the sweeper never races a request still waiting on its answer.
+ */
+export const DISPUTE_ACTION_STALE_MS = 60_000;
+/** The sync lists disputes created since the newest one recorded less this, so one committed late is not skipped. */
+const SYNC_OVERLAP_MS = 10 * 60_000;
+const PAGE = 100;
+const BATCH = 100;
+
+const STATUS: Record<ProcessorDispute['status'], DisputeStatus> = {
+  needs_response: 'NEEDS_RESPONSE',
+  under_review: 'UNDER_REVIEW',
+  won: 'WON',
+  lost: 'LOST',
+};
+const isFinal = (s: DisputeStatus) => s === 'WON' || s === 'LOST';
+
+/**
+ * One dispute the processor reported, recorded once (unique on its id): the dispute, the
+ * payment's `disputed` flag and `dispute.created` in one transaction, under the payment's row
+ * lock (a refund being created waits for it, and then sees the payment disputed).
+ */
+export async function recordProcessorDispute(s: Services, d: ProcessorDispute, log: Logger): Promise<DisputeRow | null> {
+  return withTx(s, log, async (tx) => {
+    const payment = await store.paymentForDispute(tx.sql, d.attempt);
+    if (!payment || payment.status !== 'SUCCEEDED') {
+      log.error({ processorDisputeId: d.id, paymentId: d.attempt, status: payment?.status }, 'the processor reports a dispute of no payment we recorded as SUCCEEDED');
+      return null;
+    }
+    const o = ownerOf(payment);
+    const row = await store.insertDispute(tx.sql, o, {
+      id: newId('dp'),
+      payment_id: payment.id,
+      processor_dispute_id: d.id,
+      processor_created_at: d.created,
+      amount_cents: d.amount,
+      currency: d.currency,
+      reason: d.reason,
+      status: STATUS[d.status],
+      evidence_due_by: d.evidenceDueBy,
+    });
+    if (!row) return null; // already recorded (the job and the reconcile pass both asked)
+    await store.markPaymentDisputed(tx.sql, o, payment.id);
+    await recordEvent(tx, o.accountId, 'dispute.created', presentDispute(row));
+    if (isFinal(row.status)) await recordEvent(tx, o.accountId, 'dispute.closed', presentDispute(row));
+    log.info({ disputeId: row.id, paymentId: payment.id }, 'payment disputed');
+    return row;
+  });
+}
+
+/** Asks the processor for disputes it opened since the last one recorded, and records the new ones. */
+export async function syncNewDisputes(s: Services, log: Logger): Promise<number> {
+  const since = await store.syncSince(s.sql, SYNC_OVERLAP_MS);
+  let created = 0;
+  for (let after: string | null = null; ; ) {
+    const page = await s.processor.listDisputes({ since, startingAfter: after, limit: PAGE });
+    for (const d of page) if (await recordProcessorDispute(s, d, log)) created++;
+    if (page.length < PAGE) return created;
+    after = page.at(-1)!.id;
+  }
+}
+
+/** The processor decided a dispute UNDER_REVIEW: WON or LOST, with `dispute.closed`. */
+async function recordDecision(s: Services, o: Owner, id: string, status: DisputeStatus, log: Logger): Promise<DisputeRow | null> {
+  if (!isFinal(status)) return null;
+  return withTx(s, log, async (tx) => {
+    const current = await store.lockDispute(tx.sql, o, id);
+    if (!current || current.status !== 'UNDER_REVIEW' || current.pending_action) return null;
+    const row = await store.updateDispute(tx.sql, id, { status, closed_at: new Date() });
+    await recordEvent(tx, o.accountId, 'dispute.closed', presentDispute(row));
+    return row;
+  });
+}
+
+/** The decision job: asks the processor about one dispute UNDER_REVIEW; answers its status. */
+export async function checkDecision(s: Services, o: Owner, id: string, log: Logger): Promise<DisputeStatus | 'missing'> {
+  const row = await store.findDispute(s.sql, o, id);
+  if (!row) return 'missing';
+  if (row.status !== 'UNDER_REVIEW') return row.status;
+  const d = await s.processor.retrieveDispute(row.processor_dispute_id);
+  if (!d) return row.status;
+  return (await recordDecision(s, o, id, STATUS[d.status], log))?.status ?? row.status;
+}
+
+/** Evidence updated: a value of null or "" clears the field. */
+function mergeEvidence(current: Evidence, update: NonNullable<UpdateDispute['evidence']>): Evidence {
+  const next: Record<string, string> = { ...current };
+  for (const [k, v] of Object.entries(update)) {
+    if (v === undefined) continue;
+    if (v === null || v === '') delete next[k];
+    else next[k] = v;
+  }
+  return next as Evidence;
+}
+
+function assertOpen(row: DisputeRow, param: string): void {
+  if (row.pending_action) {
+    const doing = row.pending_action === 'submit' ? 'its evidence is being submitted' : 'it is being closed';
+    throw new ApiError('resource_invalid_state', `This dispute cannot be changed: ${doing}.`, param);
+  }
+  if (row.status !== 'NEEDS_RESPONSE') {
+    throw new ApiError('resource_invalid_state', `This dispute is ${row.status}: it can only be changed while NEEDS_RESPONSE.`, param);
+  }
+}
+
+/** Transaction 1 of an action: the intent is committed (pending_action) before the processor is called. */
+async function markPending(tx: Tx, row: DisputeRow, action: store.PendingAction): Promise<DisputeRow> {
+  return store.updateDispute(tx.sql, row.id, { pending_action: action, action_since: new Date() });
+}
+
+const callProcessor = (s: Services, row: DisputeRow): Promise<ProcessorDispute> =>
+  row.pending_action === 'close'
+    ? s.processor.closeDispute(row.processor_dispute_id)
+    : s.processor.submitDisputeEvidence(row.processor_dispute_id, row.evidence as Record<string, string>);
+
+/**
+ * Transaction 2: the processor's answer to a pending action. Idempotent: when the request and the
+ * sweeper both got an answer, the second finds nothing pending and changes nothing. Events:
+ * UNDER_REVIEW → `dispute.updated`; WON or LOST → `dispute.closed`.
+ */
+async function recordAnswer(s: Services, o: Owner, id: string, d: ProcessorDispute, log: Logger): Promise<DisputeRow> {
+  return withTx(s, log, async (tx) => {
+    const current = await store.lockDispute(tx.sql, o, id);
+    if (!current) throw new Error(`dispute ${id} vanished`);
+    if (!current.pending_action) return current;
+    const status = STATUS[d.status];
+    const row = await store.updateDispute(tx.sql, id, {
+      status,
+      pending_action: null,
+      action_since: null,
+      ...(current.pending_action === 'submit' ? { submitted_at: new Date() } : {}),
+      ...(isFinal(status) ? { closed_at: new Date() } : {}),
+    });
+    if (status === 'UNDER_REVIEW') {
+      await recordEvent(tx, o.accountId, 'dispute.updated', presentDispute(row));
+      tx.afterCommit(() => enqueueDecisionCheck(s, row));
+    } else if (isFinal(status)) {
+      await recordEvent(tx, o.accountId, 'dispute.closed', presentDispute(row));
+    }
+    return row;
+  });
+}
+
+/** Calls the processor for a committed action, with no transaction open, then records the answer. */
+async function callAndRecord(s: Services, row: DisputeRow, log: Logger): Promise<DisputeRow> {
+  let answer: ProcessorDispute;
+  try {
+    answer = await callProcessor(s, row);
+  } catch (err) {
+    log.error({ err, disputeId: row.id, action: row.pending_action }, 'processor call failed; the sweeper repeats it');
+    throw new ApiError(
+      'service_unavailable',
+      `The card processor did not answer. The dispute is recorded as being ${row.pending_action === 'close' ? 'closed' : 'submitted'} and the service will finish it within a few minutes; do not retry.`,
+    );
+  }
+  return recordAnswer(s, ownerOf(row), row.id, answer, log);
+}
+
+/** PATCH: evidence merged (dispute.updated), and with submit the evidence sent (→ UNDER_REVIEW). */
+export async function updateDispute(s: Services, o: Owner, id: string, input: UpdateDispute, log: Logger): Promise<DisputeRow> {
+  const row = await withTx(s, log, async (tx) => {
+    const current = await store.lockDispute(tx.sql, o, id);
+    if (!current) throw resourceMissing('dispute', id);
+    if (input.evidence === undefined && !input.submit) return current; // nothing asked for
+    assertOpen(current, input.evidence !== undefined ? 'evidence' : 'submit');
+    let next = current;
+    if (input.evidence !== undefined) {
+      const evidence = mergeEvidence(current.evidence, input.evidence);
+      if (JSON.stringify(evidence) !== JSON.stringify(current.evidence)) next = await store.updateDispute(tx.sql, id, { evidence });
+    }
+    if (input.submit) return markPending(tx, next, 'submit');
+    if (next !== current) await recordEvent(tx, o.accountId, 'dispute.updated', presentDispute(next));
+    return next;
+  });
+  return row.pending_action === 'submit' && input.submit ? callAndRecord(s, row, log) : row;
+}
+
+/** POST /close: the merchant accepts the loss (→ LOST, dispute.closed). */
+export async function closeDispute(s: Services, o: Owner, id: string, log: Logger): Promise<DisputeRow> {
+  const row = await withTx(s, log, async (tx) => {
+    const current = await store.lockDispute(tx.sql, o, id);
+    if (!current) throw resourceMissing('dispute', id);
+    assertOpen(current, 'id');
+    return markPending(tx, current, 'close');
+  });
+  return callAndRecord(s, row, log);
+}
+
+/**
+ * The repair pass (workers/reconcile.ts, `disputes`): new disputes the processor opened (a lost
+ * sync job), decisions of disputes UNDER_REVIEW (a lost decision job, or a decision taking
+ * longer), and actions left pending by a crash or a failed call, repeated (idempotent at the
+ * processor) and recorded.
+ */
+export async function reconcileDisputes(s: Services): Promise<number> {
+  const log = s.log.child({ reconciler: 'disputes' });
+  let repaired = await syncNewDisputes(s, log);
+  for (const row of await store.takeUnderReview(s.sql, BATCH)) {
+    try {
+      const d = await s.processor.retrieveDispute(row.processor_dispute_id);
+      if (d && (await recordDecision(s, ownerOf(row), row.id, STATUS[d.status], log))) repaired++;
+    } catch (err) {
+      log.error({ err, disputeId: row.id }, 'could not ask the processor about a dispute under review');
+    }
+  }
+  for (const row of await store.stuckActions(s.sql, new Date(Date.now() - DISPUTE_ACTION_STALE_MS), BATCH)) {
+    try {
+      const answer = await callProcessor(s, row);
+      await recordAnswer(s, ownerOf(row), row.id, answer, log);
+      repaired++;
+      log.warn({ disputeId: row.id, action: row.pending_action, processor: answer.status }, 'finished a dispute action left pending');
+    } catch (err) {
+      log.error({ err, disputeId: row.id }, 'could not finish a dispute action left pending');
+    }
+  }
+  return repaired;
+}
