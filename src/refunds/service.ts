@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { withTx } from '../db/tx.ts';
+import { formatAmount } from '../lib/currency.ts';
 import { ApiError, invalidParam, resourceMissing } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import type { Owner } from '../lib/owner.ts';
@@ -14,7 +15,8 @@ import { callCreate, recordRefundOutcome } from './settle.ts';
 import * as store from './store.ts';
 import type { RefundRow } from './store.ts';
 
-const money = (cents: number, currency: string) => `${cents} ${currency}`;
+/** `1500` usd reads `1500 ($15.00)`: the integer the API speaks, and what it means. */
+const money = (minor: number, currency: string) => `${minor} (${formatAmount(minor, currency)})`;
 
 /**
  * Transaction 1: under the payment's row lock, checks the payment and what is left to refund,
@@ -37,7 +39,7 @@ async function reserve(s: Services, o: Owner, input: CreateRefund, log: Logger):
     }
     const amount = input.amount ?? remaining;
     if (amount > remaining) {
-      throw invalidParam('amount', `amount ${money(amount, payment.currency)} is more than the ${money(remaining, payment.currency)} left to refund of payment ${payment.id} (refunds still pending count).`);
+      throw invalidParam('amount', `amount ${money(amount, payment.currency)} is more than the ${money(remaining, payment.currency)} left to refund of payment ${payment.id} (pending refunds count as taken).`);
     }
     const refund = await store.insertRefund(tx.sql, o, {
       payment_id: payment.id,
