@@ -13,6 +13,7 @@ import { healthRouter } from './ops/health.ts';
 import { paymentLinkMountPath, paymentLinkPagesRouter } from './payment-links/pages.ts';
 import { paymentLinksRouter } from './payment-links/routes.ts';
 import { paymentsRouter } from './payments/routes.ts';
+import { stripeWebhookRouter } from './processor-events/routes.ts';
 import { refundsRouter } from './refunds/routes.ts';
 import type { Services } from './services.ts';
 import { eventDeliveriesRouter, webhookEndpointsRouter } from './webhooks/routes.ts';
@@ -26,6 +27,8 @@ export function createApp(s: Services): express.Express {
   app.set('trust proxy', s.config.trustProxy);
   app.use(requestContext(s.log));
   app.use(healthRouter(s));
+  // Stripe's events: the raw body (its signature covers the bytes), before any body parser.
+  app.use(stripeWebhookRouter(s));
   const board = adminQueuesRouter(s); // null unless ADMIN_USER and ADMIN_PASSWORD are set
   if (board) app.use(ADMIN_QUEUES_PATH, board);
   // Hosted checkout pages (HTML, helmet, urlencoded forms) before the JSON API.
@@ -36,7 +39,7 @@ export function createApp(s: Services): express.Express {
   v1.use(authenticate(s.sql, s.config.apiKeyCacheMs));
   v1.use(jsonBody);
   v1.use(idempotency(s.sql));
-  v1.use('/account', accountRouter());
+  v1.use('/account', accountRouter(s));
   v1.use('/customers', customersRouter(s));
   v1.use('/payment-links', paymentLinksRouter(s));
   v1.use('/checkout/sessions', checkoutSessionsRouter(s));

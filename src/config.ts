@@ -8,6 +8,10 @@ const bool = z
 
 const int = (def: number, min = 0) => z.coerce.number().int().min(min).default(def);
 
+/** An optional key; set but empty counts as unset (an empty line in an env file). */
+const stripeKey = (shape: RegExp, message: string) =>
+  z.preprocess((v) => (v === '' ? undefined : v), z.string().regex(shape, message).optional());
+
 const PROXY_NAMES = new Set(['loopback', 'linklocal', 'uniquelocal']);
 function isTrustProxy(v: string): boolean {
   if (/^(true|false|\d+)?$/.test(v.trim())) return true;
@@ -70,9 +74,38 @@ const EnvSchema = z.object({
   RATE_LIMIT_LINK_SESSIONS_PER_HOUR: int(30),
   RATE_LIMIT_PAY_PER_CLIENT_PER_HOUR: int(30),
   RATE_LIMIT_PAY_PER_SESSION_PER_HOUR: int(10),
+  /** Live mode's Stripe account (docs/decisions.md, "Stripe processor"): all three or none; none turns live payments off. */
+  STRIPE_SECRET_KEY: stripeKey(/^(sk|rk)_live_/, 'must be a live secret key (sk_live_… or rk_live_…)'),
+  STRIPE_PUBLISHABLE_KEY: stripeKey(/^pk_live_/, 'must be a live publishable key (pk_live_…)'),
+  STRIPE_WEBHOOK_SECRET: stripeKey(/^whsec_/, 'must be a webhook signing secret (whsec_…)'),
+  /** Test mode against Stripe's test mode instead of the simulator: all three or none. */
+  STRIPE_TEST_SECRET_KEY: stripeKey(/^(sk|rk)_test_/, 'must be a test secret key (sk_test_… or rk_test_…)'),
+  STRIPE_TEST_PUBLISHABLE_KEY: stripeKey(/^pk_test_/, 'must be a test publishable key (pk_test_…)'),
+  STRIPE_TEST_WEBHOOK_SECRET: stripeKey(/^whsec_/, 'must be a webhook signing secret (whsec_…)'),
+  /** Where stripe-node sends its calls (tests and proxies point it elsewhere) and where the hosted page loads Stripe.js from. */
+  STRIPE_API_URL: z.url().default('https://api.stripe.com'),
+  STRIPE_JS_URL: z.url().default('https://js.stripe.com/v3/'),
 });
 
 export type Config = ReturnType<typeof loadConfig>;
+
+/** One Stripe account's keys for one mode. */
+export interface StripeKeys {
+  secretKey: string;
+  publishableKey: string;
+  webhookSecret: string;
+}
+
+/** The three keys of a mode, all or none: a partial set is a start-up error naming what is missing. */
+function stripeKeys(mode: string, names: [string, string, string], values: [string | undefined, string | undefined, string | undefined]): StripeKeys | null {
+  const given = values.filter((v) => v !== undefined && v !== '');
+  if (given.length === 0) return null;
+  if (given.length < 3) {
+    const missing = names.filter((_, i) => !values[i]);
+    throw new Error(`invalid configuration: ${missing.join(', ')}: ${mode} Stripe keys come together (secret, publishable, webhook secret); set all three or none`);
+  }
+  return { secretKey: values[0]!, publishableKey: values[1]!, webhookSecret: values[2]! };
+}
 
 const trimSlash = (u: string) => u.replace(/\/+$/, '');
 
@@ -84,6 +117,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throw new Error(`invalid configuration: ${issue.path.join('.')}: ${issue.message}`);
   }
   const e = parsed.data;
+  const stripe = {
+    live: stripeKeys('live', ['STRIPE_SECRET_KEY', 'STRIPE_PUBLISHABLE_KEY', 'STRIPE_WEBHOOK_SECRET'], [e.STRIPE_SECRET_KEY, e.STRIPE_PUBLISHABLE_KEY, e.STRIPE_WEBHOOK_SECRET]),
+    test: stripeKeys('test', ['STRIPE_TEST_SECRET_KEY', 'STRIPE_TEST_PUBLISHABLE_KEY', 'STRIPE_TEST_WEBHOOK_SECRET'], [e.STRIPE_TEST_SECRET_KEY, e.STRIPE_TEST_PUBLISHABLE_KEY, e.STRIPE_TEST_WEBHOOK_SECRET]),
+    apiUrl: trimSlash(e.STRIPE_API_URL),
+    jsUrl: e.STRIPE_JS_URL,
+  };
   const publicBaseUrl = trimSlash(e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`);
   return {
     databaseUrl: e.DATABASE_URL,
@@ -116,5 +155,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       payPerClientPerHour: e.RATE_LIMIT_PAY_PER_CLIENT_PER_HOUR,
       payPerSessionPerHour: e.RATE_LIMIT_PAY_PER_SESSION_PER_HOUR,
     },
+    stripe,
   };
 }

@@ -48,6 +48,10 @@ export async function run(opts: RunOptions): Promise<void> {
     s.log.warn('WEBHOOK_ALLOW_INSECURE_TARGETS=true: webhook URLs may be plain http and private addresses. Use it for development and tests only.');
   }
 
+  // Live mode never simulates (issue 12): without live Stripe keys it takes no payment at all.
+  if (!s.processors.live) s.log.warn('live payments are off: STRIPE_SECRET_KEY, STRIPE_PUBLISHABLE_KEY and STRIPE_WEBHOOK_SECRET are not set; live checkout pages refuse payment and GET /v1/account shows charges_enabled false');
+  else s.log.info({ test: s.processors.test.name }, 'live payments are on (Stripe)');
+
   let web: GracefulServer | undefined;
   let forks: WebForks | undefined;
   let workers: RunningWorkers | undefined;

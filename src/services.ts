@@ -5,6 +5,7 @@ import { createLogger, type Logger } from './lib/logger.ts';
 import { connectRedis } from './queue/redis.ts';
 import { Queues } from './queue/queues.ts';
 import { createSimulator } from './processor/simulator.ts';
+import { createStripeProcessor } from './processor/stripe.ts';
 import type { Processor } from './processor/types.ts';
 import type { PaymentParticipant } from './checkout/participants.ts';
 import { linkPaymentParticipant } from './payment-links/participant.ts';
@@ -17,8 +18,12 @@ export interface Services {
   sql: Sql;
   redis: Redis;
   queues: Queues;
-  /** The card processor: the built-in simulator in both modes (no real processor is wired up). */
-  processor: Processor;
+  /**
+   * The card processor of each mode (read through processorFor, src/processor/select.ts): test is
+   * the simulator unless STRIPE_TEST_* are set; live is Stripe with STRIPE_* and null without them
+   * (live payments off: live mode never simulates).
+   */
+  processors: { test: Processor; live: Processor | null };
   /**
    * The components that take part in every checkout payment, in order (checkout/participants.ts):
    * read by the hosted page and by the sweeper alike, so no router has to be mounted for them to run.
@@ -36,7 +41,12 @@ export async function createServices(config: Config, log: Logger = createLogger(
   await queues.openAll();
   // Every payment participant is listed here, and only here: payment links hold quantity_limit; disputes ask the processor about each new payment soon after it succeeds.
   const paymentParticipants = [linkPaymentParticipant, disputePaymentParticipant];
-  return { config, log, sql, redis, queues, processor: createSimulator(sql), paymentParticipants, beforeClose: [] };
+  const { stripe } = config;
+  const processors = {
+    test: stripe.test ? createStripeProcessor(stripe.test, stripe.apiUrl) : createSimulator(sql),
+    live: stripe.live ? createStripeProcessor(stripe.live, stripe.apiUrl) : null,
+  };
+  return { config, log, sql, redis, queues, processors, paymentParticipants, beforeClose: [] };
 }
 
 export async function closeServices(s: Services): Promise<void> {

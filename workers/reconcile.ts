@@ -1,4 +1,5 @@
 import { reconcileExpiries } from '../src/checkout/expiry.ts';
+import { reconcileExpiredIntents } from '../src/checkout/intents.ts';
 import { settleStuckPayments } from '../src/checkout/settle.ts';
 import { reconcileDisputes } from '../src/disputes/service.ts';
 import { reconcileCounters } from '../src/payment-links/counters.ts';
@@ -17,6 +18,8 @@ export const RECONCILERS: Reconciler[] = [
   // The payment participants (s.paymentParticipants) take part in a settled payment here as on the hosted page.
   { name: 'payments-in-flight', run: settleStuckPayments },
   { name: 'checkout-session-expiry', run: reconcileExpiries },
+  // After expiry: the intents of expired sessions are cancelled at the processor, or their late charge recorded and refunded.
+  { name: 'checkout-intents', run: reconcileExpiredIntents },
   { name: 'refunds-pending', run: settleStuckRefunds },
   // New disputes (a lost sync job), decisions under review, submit/close calls left pending.
   { name: 'disputes', run: reconcileDisputes },

@@ -9,6 +9,27 @@ import * as store from './store.ts';
 import type { Owner, SessionRow } from './store.ts';
 import { ownerOf } from '../lib/owner.ts';
 import { unscheduleExpiry } from './jobs.ts';
+import { processorFor } from '../processor/select.ts';
+
+/**
+ * After an expiry commits: the session's intent is cancelled at the processor, so the payer's
+ * browser can no longer confirm it (Stripe). Outside any transaction; marks the intent closed
+ * when the cancel is confirmed. Any other answer (charged or processing meanwhile, Stripe down)
+ * is left to the `checkout-intents` repair pass (intents.ts), which asks again and records a late
+ * charge (refunded automatically). Never throws: the expiry itself has committed.
+ */
+export async function cancelExpiredIntent(s: Services, row: Pick<SessionRow, 'id' | 'livemode' | 'payment_intent_id'>, log: Logger): Promise<boolean> {
+  const processor = processorFor(s, row.livemode);
+  if (!row.payment_intent_id || !processor) return false;
+  try {
+    if (!(await processor.cancelPaymentIntent(row.payment_intent_id))) return false;
+    await store.markIntentClosed(s.sql, row.id);
+    return true;
+  } catch (err) {
+    log.warn({ err, sessionId: row.id }, 'could not cancel the expired session\'s intent; the checkout-intents pass tries again');
+    return false;
+  }
+}
 
 /**
  * OPEN to EXPIRED inside the caller's transaction, with its event. The update is conditional
@@ -29,6 +50,8 @@ export async function expireInTx(tx: Tx, s: Services, o: Owner, id: string, dueA
   );
   for (const p of abandoned) await recordEvent(tx, o.accountId, 'payment.failed', presentPayment(p, s.config.checkoutUrl));
   await recordEvent(tx, o.accountId, 'checkout.session.expired', presentSession(row, s.config.checkoutUrl));
+  // Not awaited: a slow processor must not hold the hooks after it (the expiry job's unschedule).
+  if (row.payment_intent_id) tx.afterCommit(() => void cancelExpiredIntent(s, row, s.log));
   return row;
 }
 
@@ -78,6 +101,8 @@ export async function expireDueBatch(s: Services, log: Logger, dueBefore: Date, 
       ...abandoned.map((p) => ({ accountId: p.account_id, type: 'payment.failed' as const, object: presentPayment(p, s.config.checkoutUrl) })),
       ...rows.map((r) => ({ accountId: r.account_id, type: 'checkout.session.expired' as const, object: presentSession(r, s.config.checkoutUrl) })),
     ]);
+    const withIntent = rows.filter((r) => r.payment_intent_id);
+    if (withIntent.length) tx.afterCommit(() => void Promise.all(withIntent.map((r) => cancelExpiredIntent(s, r, log))));
     return rows;
   });
 }

@@ -17,7 +17,9 @@ import {
   unreadableFields,
 } from '../pages/index.ts';
 import { parseCardForm, type CardForm } from '../processor/cards.ts';
+import { processorFor } from '../processor/select.ts';
 import type { Services } from '../services.ts';
+import { elementPages, refuseLivePayment } from './element.ts';
 import { expireOnRead } from './expiry.ts';
 import { finishChallenge, payWithCard, pendingChallenge, type PayResult } from './pay.ts';
 import * as store from './store.ts';
@@ -66,7 +68,14 @@ export function checkoutPagesRouter(s: Services): Router {
     return row.customer_email ?? '';
   }
 
+  const processorOf = (row: SessionRow) => processorFor(s, row.livemode);
+  const element = elementPages({ s, paths, csrf, limits, security, form, page, processorOf, here, successRedirect, prefillEmail });
+
+  /** The payment page: the card form (simulator), the Payment Element (Stripe), or live payments off. */
   async function showForm(req: Request, res: Response, row: SessionRow, status: number, state: Partial<views.FormState> = {}) {
+    const processor = processorOf(row);
+    if (!processor) return refuseLivePayment(res, row);
+    if (processor.collectsCard === 'element') return element.show(req, res, row, processor, status, { email: state.email, message: state.message });
     allowFormTargets(res, [row.success_url]);
     const token = await csrf.token(req, res, row.id);
     const email = state.email ?? (await prefillEmail(row));
@@ -98,10 +107,15 @@ export function checkoutPagesRouter(s: Services): Router {
     }
   }
 
+  element.register(r);
   r.get('/:id', security, page((req, res, row) => showSession(req, res, row)));
 
   r.post('/:id/pay', security, form, page(async (req, res, row) => {
     if (row.status !== 'OPEN') return res.redirect(303, here(row));
+    // The card form posts only to a processor that takes the card from the service (the simulator).
+    const processor = processorOf(row);
+    if (!processor) return refuseLivePayment(res, row);
+    if (processor.collectsCard !== 'server') return res.redirect(303, here(row));
     const body = (req.body ?? {}) as Record<string, unknown>;
     const entered = { email: str(body.email), name: str(body.name) };
     if (!(await csrf.verify(req, row.id))) {

@@ -5,11 +5,12 @@ import { newId } from '../lib/ids.ts';
 import * as payments from '../payments/store.ts';
 import type { PaymentRow } from '../payments/store.ts';
 import { cardBrand } from '../processor/cards.ts';
-import type { CardDetails } from '../processor/types.ts';
+import { requireProcessor } from '../processor/select.ts';
+import type { AttemptLookup, CardDetails, Processor } from '../processor/types.ts';
 import type { Services } from '../services.ts';
 import { expireInTx } from './expiry.ts';
 import { unscheduleExpiry } from './jobs.ts';
-import { callAndRecord, failPending, recordAttemptFailure, type PayResult } from './settle.ts';
+import { callAndRecord, failPending, recordAttemptFailure, recordOutcome, type PayResult } from './settle.ts';
 import * as store from './store.ts';
 import type { SessionRow } from './store.ts';
 import { ownerOf } from '../lib/owner.ts';
@@ -48,21 +49,30 @@ async function refusal(tx: Tx, s: Services, session: SessionRow): Promise<string
 }
 
 /**
- * The session's processor intent, created when the payer first presses Pay. A network call, so it
- * runs before any transaction; the processor answers the same intent for the same session id, so
- * concurrent first attempts (or one whose transaction then finds the session ended) are harmless.
+ * The session's processor intent: created when the payer first presses Pay (the simulator) or
+ * first opens the page (Stripe's Payment Element needs its client secret), then stored on the
+ * session, so every later load and attempt reuses it. A network call, so it runs before any
+ * transaction; the processor answers the same intent for the same session id, and the store keeps
+ * the first one stored, so concurrent first calls are harmless. The client secret (Stripe) is for
+ * the payer's browser only: never logged, never in the API. Throws ProcessorUnavailable when the
+ * mode has no processor (live without keys: the page refuses before calling this).
  */
-async function intentOf(s: Services, row: SessionRow): Promise<string> {
-  if (row.payment_intent_id) return row.payment_intent_id;
+export async function intentOf(s: Services, row: SessionRow): Promise<{ id: string; clientSecret: string | null }> {
+  const processor = requireProcessor(s, row.livemode);
+  const secretOf = (id: string) => (processor.collectsCard === 'element' ? processor.paymentIntentSecret(id) : Promise.resolve(null));
+  if (row.payment_intent_id) return { id: row.payment_intent_id, clientSecret: await secretOf(row.payment_intent_id) };
   const customer = row.customer_id ? await findCustomer(s.sql, ownerOf(row), row.customer_id) : undefined;
-  const intent = await s.processor.createPaymentIntent({
+  const intent = await processor.createPaymentIntent({
     reference: row.id,
     amount: row.amount_cents,
     currency: row.currency,
     customer: customer?.processor_customer_id ?? null,
     livemode: row.livemode,
   });
-  return intent.id;
+  const stored = await store.storePaymentIntent(s.sql, ownerOf(row), row.id, intent.id);
+  row.payment_intent_id = stored ?? intent.id;
+  if (!stored || stored === intent.id) return intent;
+  return { id: stored, clientSecret: await secretOf(stored) };
 }
 
 /**
@@ -80,7 +90,8 @@ export async function payWithCard(
   log: Logger,
 ): Promise<PayResult> {
   const o = ownerOf(row);
-  const intentId = await intentOf(s, row);
+  const processor = requireProcessor(s, row.livemode);
+  const intentId = (await intentOf(s, row)).id;
   const started = await withTx(s, log, async (tx): Promise<PayResult | Started> => {
     const locked = await lockPayable(tx, s, row);
     let session = locked.session;
@@ -108,7 +119,7 @@ export async function payWithCard(
   });
   if (started.kind !== 'started') return started;
   const { session, attempt } = started;
-  return callAndRecord(s, session, attempt, log, () => s.processor.confirmPaymentIntent(session.payment_intent_id!, attempt.id, card));
+  return callAndRecord(s, session, attempt, log, () => processor.confirmPaymentIntent(session.payment_intent_id!, attempt.id, card));
 }
 
 /** The payer passed or failed the 3-D Secure challenge of attempt `paymentId`: the same three steps. */
@@ -136,11 +147,97 @@ export async function finishChallenge(
   });
   if (started.kind !== 'started') return started;
   const { session, attempt } = started;
-  return callAndRecord(s, session, attempt, log, () => s.processor.completeAuthentication(session.payment_intent_id!, attempt.id, outcome));
+  return callAndRecord(s, session, attempt, log, () => requireProcessor(s, session.livemode).completeAuthentication(session.payment_intent_id!, attempt.id, outcome));
 }
 
 /** A page load of a session waiting on a challenge: the attempt, when it is still pending. */
 export async function pendingChallenge(s: Services, row: SessionRow, paymentId: string): Promise<PaymentRow | undefined> {
   const p = await payments.findPayment(s.sql, ownerOf(row), paymentId);
   return p && p.checkout_session_id === row.id && p.status === 'PENDING' && p.next_action === 'three_d_secure' ? p : undefined;
+}
+
+/**
+ * The intent a Payment Element page is rendered with, and its client secret. Created on the first
+ * page load and stored on the session before the page is shown (the return and the processor's
+ * events find the session by it); later loads ask the processor for the stored intent's secret.
+ */
+export async function elementIntent(s: Services, processor: Processor, row: SessionRow, log: Logger): Promise<{ session: SessionRow; clientSecret: string }> {
+  let session = row;
+  let secret: string | null;
+  if (row.payment_intent_id) {
+    secret = await processor.paymentIntentSecret(row.payment_intent_id);
+  } else {
+    const customer = row.customer_id ? await findCustomer(s.sql, ownerOf(row), row.customer_id) : undefined;
+    const intent = await processor.createPaymentIntent({
+      reference: row.id,
+      amount: row.amount_cents,
+      currency: row.currency,
+      customer: customer?.processor_customer_id ?? null,
+      livemode: row.livemode,
+    });
+    // Two first loads at once may create two intents: the first stored wins (coalesce), and the
+    // loser's page is given the winner's secret; the other intent is never confirmed.
+    session = await withTx(s, log, (tx) => store.setPaymentIntent(tx.sql, ownerOf(row), row.id, intent.id));
+    secret = session.payment_intent_id === intent.id ? intent.clientSecret : await processor.paymentIntentSecret(session.payment_intent_id!);
+  }
+  if (!secret) throw new Error(`processor ${processor.name} gave no client secret for session ${row.id}`);
+  return { session, clientSecret: secret };
+}
+
+export type ElementStart = Started | PayResult;
+
+/**
+ * Transaction 1 of a Payment Element payment (the Pay button, before the browser confirms with
+ * Stripe): the same lock, payable check, participants and abandoned challenges as payWithCard,
+ * then the attempt PENDING and in flight on the session's intent, with no card (Stripe has it).
+ * An element attempt of the same intent already in flight (an earlier press whose confirmation
+ * was declined in the browser, or never sent) is asked about first: still unconfirmed, it is
+ * reused; settled (declined), it is recorded with its event and a new attempt starts.
+ */
+export async function startElementAttempt(s: Services, processor: Processor, row: SessionRow, email: string, log: Logger): Promise<ElementStart> {
+  const o = ownerOf(row);
+  for (let round = 0; ; round++) {
+    const started = await withTx(s, log, async (tx): Promise<ElementStart | { kind: 'in_flight'; attempt: PaymentRow }> => {
+      const locked = await lockPayable(tx, s, row);
+      const session = locked.session;
+      if (locked.state === 'in_progress') {
+        const current = await payments.inFlightOfSession(tx.sql, o, session.id);
+        const ours = current && !current.card_last4 && current.payment_intent_id === session.payment_intent_id;
+        return ours && round === 0 ? { kind: 'in_flight', attempt: current } : { kind: 'in_progress', session };
+      }
+      if (locked.state !== 'open') return { kind: locked.state, session };
+      if (!session.payment_intent_id) throw new Error(`session ${session.id} has no payment intent: the page stores it first`);
+      const refused = await refusal(tx, s, session);
+      if (refused) return { kind: 'refused', session, message: refused };
+      await failPending(tx, s, session, 'authentication_abandoned', 'A new attempt replaced this one before 3-D Secure was finished.');
+      const attempt = await payments.insertPayment(tx.sql, o, {
+        id: newId('pay'),
+        amount_cents: session.amount_cents,
+        currency: session.currency,
+        checkout_session_id: session.id,
+        payment_intent_id: session.payment_intent_id,
+        customer_id: session.customer_id,
+        email,
+        billing_name: null,
+        card_brand: null,
+        card_last4: null,
+        description: session.description,
+        payment_link_id: session.payment_link_id,
+        link_source: session.link_source,
+      });
+      return { kind: 'started', session, attempt };
+    });
+    if (started.kind !== 'in_flight') return started;
+    const { attempt } = started;
+    let lookup: AttemptLookup;
+    try {
+      lookup = await processor.retrieveAttempt(attempt.payment_intent_id!, attempt.id);
+    } catch (err) {
+      log.warn({ err, paymentId: attempt.id }, 'processor unavailable while asking about an earlier attempt');
+      return { kind: 'in_progress', session: row };
+    }
+    if (lookup.status === 'processing') return { kind: 'started', session: row, attempt };
+    const recorded = await recordOutcome(s, attempt, lookup, log);
+    if (recorded.kind !== 'declined') return recorded;
+  }
 }

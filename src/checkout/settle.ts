@@ -5,7 +5,10 @@ import { ownerOf } from '../lib/owner.ts';
 import { presentPayment } from '../payments/presenter.ts';
 import * as payments from '../payments/store.ts';
 import type { PaymentRow } from '../payments/store.ts';
+import { newId } from '../lib/ids.ts';
+import { processorFor } from '../processor/select.ts';
 import type { AttemptLookup } from '../processor/types.ts';
+import { refundAutomatically } from '../refunds/automatic.ts';
 import type { Services } from '../services.ts';
 import { expireInTx } from './expiry.ts';
 import { unscheduleExpiry } from './jobs.ts';
@@ -46,13 +49,71 @@ export async function recordAttemptFailure(tx: Tx, s: Services, attempt: Payment
   return payment;
 }
 
-/** The winning outcome: payment SUCCEEDED, session COMPLETE and paid, both events, the payment participants, in one transaction. */
-async function succeed(tx: Tx, s: Services, session: SessionRow, attempt: PaymentRow): Promise<PayResult> {
+type Card = { brand: string; last4: string } | null | undefined;
+
+/** The first participant's refusal of a charge (s.paymentParticipants); null when all agree. */
+async function refusalOf(tx: Tx, s: Services, session: SessionRow): Promise<string | null> {
+  for (const participant of s.paymentParticipants) {
+    const why = await participant.beforeCharge(tx, session);
+    if (why) return why;
+  }
+  return null;
+}
+
+/**
+ * A charge that cannot complete its session: the session expired (Stripe charged an intent after
+ * expiry, its cancel lost the race or failed) or a participant refuses it now. Recorded as it is,
+ * SUCCEEDED with `payment.succeeded` (money moved), and refunded automatically in the same commit.
+ */
+async function keepAndRefund(tx: Tx, s: Services, session: SessionRow, attempt: PaymentRow, card: Card, log: Logger): Promise<PayResult> {
+  const payment = await payments.markSucceeded(tx.sql, ownerOf(session), attempt.id, card ?? null);
+  await recordEvent(tx, session.account_id, 'payment.succeeded', presentPayment(payment, s.config.checkoutUrl));
+  const cause = session.status === 'OPEN' ? 'checkout_session_not_payable' : 'checkout_session_expired';
+  await refundAutomatically(tx, s, payment, cause, log);
+  return { kind: 'ended', session };
+}
+
+/**
+ * A charge of the session's intent with no attempt in flight for it (Stripe: the payer confirmed
+ * again after an attempt was recorded declined, or after the session expired). One intent is
+ * charged at most once, so a SUCCEEDED payment of it means this was recorded already. Otherwise a
+ * payment is recorded for the charge: it completes the session when that is still OPEN and the
+ * participants agree, else it is refunded (keepAndRefund). The caller holds the session lock.
+ */
+async function recordLateCharge(tx: Tx, s: Services, session: SessionRow, intentId: string, card: Card, log: Logger): Promise<PayResult> {
   const o = ownerOf(session);
-  // A charged attempt always completes its session: expiry leaves a session with an attempt in
-  // flight alone, and a second attempt is refused meanwhile, so the session is still OPEN here.
-  if (session.status !== 'OPEN') throw new Error(`payment ${attempt.id} was charged but session ${session.id} is ${session.status}`);
-  const payment = await payments.markSucceeded(tx.sql, o, attempt.id);
+  const recorded = await payments.succeededOfIntent(tx.sql, o, intentId);
+  if (recorded) return alreadyRecorded(session, recorded);
+  // Asked before the insert: a link's places taken count attempts in flight, this one included.
+  const payable = session.status === 'OPEN' && !(await refusalOf(tx, s, session));
+  const last = await payments.latestOfIntent(tx.sql, o, intentId);
+  const attempt = await payments.insertPayment(tx.sql, o, {
+    id: newId('pay'),
+    amount_cents: session.amount_cents,
+    currency: session.currency,
+    checkout_session_id: session.id,
+    payment_intent_id: intentId,
+    customer_id: session.customer_id,
+    email: last?.email ?? null,
+    billing_name: last?.billing_name ?? null,
+    card_brand: card?.brand ?? null,
+    card_last4: card?.last4 ?? null,
+    description: session.description,
+    payment_link_id: session.payment_link_id,
+    link_source: session.link_source,
+  });
+  log.warn({ paymentId: attempt.id, sessionId: session.id, status: session.status }, 'the processor charged the session with no attempt in flight: recorded');
+  if (payable) return succeed(tx, s, session, attempt, card, log);
+  return keepAndRefund(tx, s, session, attempt, card, log);
+}
+
+/** The winning outcome: payment SUCCEEDED, session COMPLETE and paid, both events, the payment participants, in one transaction. */
+async function succeed(tx: Tx, s: Services, session: SessionRow, attempt: PaymentRow, card: Card, log: Logger): Promise<PayResult> {
+  const o = ownerOf(session);
+  // Expiry leaves a session with an attempt in flight alone, so the session is OPEN here; should
+  // it not be, the money moved all the same: recorded and refunded, never thrown away.
+  if (session.status !== 'OPEN') return keepAndRefund(tx, s, session, attempt, card, log);
+  const payment = await payments.markSucceeded(tx.sql, o, attempt.id, card ?? null);
   const completed = await store.markComplete(tx.sql, o, session.id, payment.id);
   await recordEvent(tx, o.accountId, 'checkout.session.completed', presentSession(completed, s.config.checkoutUrl));
   await recordEvent(tx, o.accountId, 'payment.succeeded', presentPayment(payment, s.config.checkoutUrl));
@@ -86,12 +147,15 @@ export async function recordOutcome(s: Services, attempt: PaymentRow, result: At
     const current = await payments.lockInFlight(tx.sql, attempt.id);
     if (!current) {
       const recorded = await payments.findPayment(tx.sql, o, attempt.id);
-      if (result.status === 'succeeded' && recorded?.status !== 'SUCCEEDED') {
-        log.error({ paymentId: attempt.id, status: recorded?.status }, 'the processor charged an attempt recorded otherwise: refund it');
+      if (result.status === 'succeeded' && recorded?.status !== 'SUCCEEDED' && attempt.payment_intent_id) {
+        // Charged after this attempt was recorded otherwise (Stripe: a confirmation the payer retried in the browser).
+        return recordLateCharge(tx, s, session, attempt.payment_intent_id, result.card, log);
       }
       return alreadyRecorded(session, recorded);
     }
-    if (result.status === 'succeeded') return succeed(tx, s, session, current);
+    // No final answer yet (Stripe: processing, or 3-D Secure in the payer's browser): left in flight.
+    if (result.status === 'processing') return { kind: 'in_progress', session };
+    if (result.status === 'succeeded') return succeed(tx, s, session, current, result.card, log);
     let answer: PayResult;
     if (result.status === 'requires_action') {
       answer = { kind: 'requires_action', session, payment: await payments.markRequiresAction(tx.sql, o, current.id) };
@@ -133,6 +197,40 @@ export async function callAndRecord(
   return recordOutcome(s, attempt, result, log);
 }
 
+async function pastExpiry(s: Services, p: PaymentRow): Promise<boolean> {
+  const session = p.checkout_session_id ? await store.findSession(s.sql, ownerOf(p), p.checkout_session_id) : undefined;
+  return !!session && session.expires_at.getTime() <= Date.now();
+}
+
+/**
+ * What the processor says of an intent (its event, or an answer about it) recorded for its
+ * session: the attempt in flight on it gets the answer (recordOutcome); a charge with none in
+ * flight is recorded late (recordLateCharge: the session completes, or the charge is refunded).
+ * Anything else changes nothing. Idempotent, under the session lock, as recordOutcome.
+ */
+export async function recordIntentOutcome(s: Services, intentId: string, livemode: boolean, result: AttemptLookup, log: Logger): Promise<PayResult | null> {
+  const row = await store.findSessionByIntent(s.sql, intentId, livemode);
+  if (!row) {
+    log.warn({ intentId }, 'the processor reports an intent of no checkout session');
+    return null;
+  }
+  const o = ownerOf(row);
+  const attempt = await payments.inFlightOfIntent(s.sql, o, row.id, intentId);
+  if (attempt) return recordOutcome(s, attempt, result, log);
+  if (result.status !== 'succeeded') return null;
+  return withTx(s, log, async (tx) => {
+    const session = await store.lockSession(tx.sql, o, row.id);
+    if (!session) throw new Error(`checkout session ${row.id} vanished`);
+    // Started in flight meanwhile (the page's prepare): that attempt takes the charge.
+    const inFlight = await payments.inFlightOfIntent(tx.sql, o, row.id, intentId);
+    if (inFlight) {
+      const current = await payments.lockInFlight(tx.sql, inFlight.id);
+      if (current) return succeed(tx, s, session, current, result.card, log);
+    }
+    return recordLateCharge(tx, s, session, intentId, result.card, log);
+  });
+}
+
 /**
  * The sweeper (run by the reconcile pass): attempts left in flight for longer than
  * SETTLE_IN_FLIGHT_AFTER_MS, by a crash between the processor call and transaction 2, are settled
@@ -146,9 +244,18 @@ export async function settleStuckPayments(s: Services): Promise<number> {
   let settled = 0;
   for (const p of stuck) {
     try {
-      const result: AttemptLookup = p.payment_intent_id
-        ? await s.processor.retrieveAttempt(p.payment_intent_id, p.id)
+      const processor = processorFor(s, p.livemode);
+      if (!processor) continue; // live payments turned off since: left until live keys are back
+      let result: AttemptLookup = p.payment_intent_id
+        ? await processor.retrieveAttempt(p.payment_intent_id, p.id)
         : { status: 'not_found' };
+      if (result.status === 'processing' && p.payment_intent_id && (await pastExpiry(s, p))) {
+        // A challenge the payer walked away from would hold the session OPEN for ever: once the
+        // session is past expires_at the intent is cancelled, unless it was charged meanwhile.
+        await processor.cancelPaymentIntent(p.payment_intent_id);
+        result = await processor.retrieveAttempt(p.payment_intent_id, p.id);
+      }
+      if (result.status === 'processing') continue; // still with the processor: asked again next pass
       const outcome = await recordOutcome(s, p, result, log);
       settled++;
       log.warn({ paymentId: p.id, sessionId: p.checkout_session_id, processor: result.status, outcome: outcome.kind }, 'settled a payment left in flight');

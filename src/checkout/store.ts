@@ -147,3 +147,32 @@ export async function dueSessionIds(sql: Sql, o: Owner, now: Date, limit: number
 }
 
 export type { Owner };
+
+/** The session of a processor intent (Stripe's events name the intent), whoever owns it. */
+export async function findSessionByIntent(sql: Db, intentId: string, livemode: boolean): Promise<SessionRow | undefined> {
+  const [row] = await sql<SessionRow[]>`
+    select * from checkout_sessions where payment_intent_id = ${intentId} and livemode = ${livemode}`;
+  return row;
+}
+
+/** Stores the session's intent unless one is stored already; answers the one that stands. */
+export async function storePaymentIntent(sql: Db, o: Owner, id: string, intentId: string): Promise<string | null> {
+  const [row] = await sql<{ payment_intent_id: string | null }[]>`
+    update checkout_sessions set payment_intent_id = coalesce(payment_intent_id, ${intentId}), updated_at = now()
+    where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} returning payment_intent_id`;
+  return row?.payment_intent_id ?? null;
+}
+
+/** The expired session's intent is closed at the processor (cancelled, or its late charge recorded). */
+export async function markIntentClosed(sql: Db, id: string): Promise<void> {
+  await sql`update checkout_sessions set intent_closed_at = now() where id = ${id} and intent_closed_at is null`;
+}
+
+/** Expired sessions whose intent is not known closed yet, oldest first. */
+export async function expiredWithOpenIntent(sql: Sql, livemodes: boolean[], limit: number): Promise<SessionRow[]> {
+  return sql<SessionRow[]>`
+    select * from checkout_sessions
+    where status = 'EXPIRED' and payment_intent_id is not null and intent_closed_at is null
+      ${livemodes.length === 1 ? sql`and livemode = ${livemodes[0]!}` : sql``}
+    order by updated_at limit ${limit}`;
+}

@@ -172,3 +172,59 @@ ${s.cancel_url ? html`<a class="btn secondary" href="${s.cancel_url}">Return to 
 </div>`;
   return renderPage({ title: 'Checkout expired', body });
 }
+
+/** What the Payment Element page needs besides the session: where Stripe.js and our script live, and what they are handed. */
+export interface ElementPageState {
+  csrf: string;
+  email: string;
+  message?: string | null;
+  publishableKey: string;
+  clientSecret: string;
+  stripeJsUrl: string;
+  scriptUrl: string;
+  prepareUrl: string;
+  returnUrl: string;
+}
+
+/**
+ * The payment page of a session whose processor collects the card itself (Stripe): the card
+ * fields are Stripe's Payment Element, mounted by our script into #payment-element, so the card
+ * goes from the browser to Stripe and never to us. Everything the script needs is in data
+ * attributes (no inline script). The Pay button is enabled by the script once the element is
+ * ready; without JavaScript the page says why it cannot work.
+ */
+export function elementPage(s: SessionRow, p: PagePaths, state: ElementPageState): string {
+  const body = html`<div class="card">
+${summary(s, 'Complete your payment')}
+<div id="payment-message" class="alert error" role="alert" aria-live="assertive" aria-atomic="true">${state.message ?? ''}</div>
+<form id="payment-form" method="post" action="${p.base}/${s.id}/element/prepare" novalidate
+ data-publishable-key="${state.publishableKey}" data-client-secret="${state.clientSecret}"
+ data-prepare-url="${state.prepareUrl}" data-return-url="${state.returnUrl}" data-csrf="${state.csrf}">
+<div class="field">
+<label for="email">Email</label>
+<input id="email" name="email" type="email" autocomplete="email" value="${state.email}" aria-describedby="email-error" required>
+<p class="field-error" id="email-error" aria-live="polite"></p>
+</div>
+<div class="field">
+<span class="label" id="payment-element-label">Card details</span>
+<div id="payment-element" class="element-mount" role="group" aria-labelledby="payment-element-label"></div>
+</div>
+<button type="submit" class="btn" id="pay-button" disabled>Pay ${money(s)}</button>
+</form>
+<noscript><p class="alert info">This payment page needs JavaScript: your card details go straight to our payment processor, Stripe, from your browser. Enable JavaScript and reload the page.</p></noscript>
+${s.cancel_url ? html`<a class="cancel" href="${s.cancel_url}">Cancel and return to the merchant</a>` : ''}
+${s.livemode ? '' : html`<p class="muted">Test mode: pay with Stripe's test card 4242 4242 4242 4242, any future expiry date and any CVC.</p>`}
+</div>`;
+  return renderPage({ title: `Pay ${money(s)}`, body, scripts: [state.stripeJsUrl, state.scriptUrl] });
+}
+
+/** A live session while the service has no live processor keys: no form, and nothing is charged. */
+export function livePaymentsOffPage(s: SessionRow): string {
+  const body = html`<div class="card stack">
+${summary(s, 'Payment unavailable')}
+<div class="alert info" role="status">This merchant cannot take live payments yet. Nothing was charged.
+Please contact the merchant or try again later.</div>
+${s.cancel_url ? html`<a class="btn secondary" href="${s.cancel_url}">Return to the merchant</a>` : ''}
+</div>`;
+  return renderPage({ title: 'Payment unavailable', body });
+}

@@ -3,6 +3,7 @@ import { withTx, type Tx } from '../db/tx.ts';
 import { ApiError, resourceMissing } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { ownerOf, type Owner } from '../lib/owner.ts';
+import { processorFor, requireProcessor } from '../processor/select.ts';
 import type { ProcessorDispute } from '../processor/types.ts';
 import type { Services } from '../services.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
@@ -35,9 +36,9 @@ const isFinal = (s: DisputeStatus) => s === 'WON' || s === 'LOST';
  * payment's `disputed` flag and `dispute.created` in one transaction, under the payment's row
  * lock (a refund being created waits for it, and then sees the payment disputed).
  */
-export async function recordProcessorDispute(s: Services, d: ProcessorDispute, log: Logger): Promise<DisputeRow | null> {
+export async function recordProcessorDispute(s: Services, d: ProcessorDispute, livemode: boolean, log: Logger): Promise<DisputeRow | null> {
   return withTx(s, log, async (tx) => {
-    const payment = await store.paymentForDispute(tx.sql, d.attempt);
+    const payment = await store.paymentForDispute(tx.sql, d.attempt, livemode);
     if (!payment || payment.status !== 'SUCCEEDED') {
       log.error({ processorDisputeId: d.id, paymentId: d.attempt, status: payment?.status }, 'the processor reports a dispute of no payment we recorded as SUCCEEDED');
       return null;
@@ -63,16 +64,42 @@ export async function recordProcessorDispute(s: Services, d: ProcessorDispute, l
   });
 }
 
-/** Asks the processor for disputes it opened since the last one recorded, and records the new ones. */
+/** Asks each mode's processor for disputes it opened since the last one recorded, and records the new ones. */
 export async function syncNewDisputes(s: Services, log: Logger): Promise<number> {
-  const since = await store.syncSince(s.sql, SYNC_OVERLAP_MS);
   let created = 0;
-  for (let after: string | null = null; ; ) {
-    const page = await s.processor.listDisputes({ since, startingAfter: after, limit: PAGE });
-    for (const d of page) if (await recordProcessorDispute(s, d, log)) created++;
-    if (page.length < PAGE) return created;
-    after = page.at(-1)!.id;
+  for (const livemode of [false, true]) {
+    const processor = processorFor(s, livemode);
+    if (!processor) continue; // live payments off: no live processor to ask
+    const since = await store.syncSince(s.sql, livemode, SYNC_OVERLAP_MS);
+    for (let after: string | null = null; ; ) {
+      const page = await processor.listDisputes({ since, startingAfter: after, limit: PAGE });
+      for (const d of page) if (await recordProcessorDispute(s, d, livemode, log)) created++;
+      if (page.length < PAGE) break;
+      after = page.at(-1)!.id;
+    }
   }
+  return created;
+}
+
+/**
+ * A dispute event of the processor (Stripe's charge.dispute.*): a new dispute is recorded as the
+ * sync would; a decision (WON or LOST) of one we have is recorded with `dispute.closed`, unless an
+ * action of ours is pending (its answer records it). Idempotent like both.
+ */
+export async function recordDisputeEvent(s: Services, d: ProcessorDispute, livemode: boolean, log: Logger): Promise<void> {
+  const row = await store.findByProcessorId(s.sql, d.id);
+  if (!row) {
+    await recordProcessorDispute(s, d, livemode, log);
+    return;
+  }
+  const status = STATUS[d.status];
+  if (!isFinal(status)) return;
+  await withTx(s, log, async (tx) => {
+    const current = await store.lockDispute(tx.sql, ownerOf(row), row.id);
+    if (!current || isFinal(current.status) || current.pending_action) return;
+    const closed = await store.updateDispute(tx.sql, row.id, { status, closed_at: new Date() });
+    await recordEvent(tx, row.account_id, 'dispute.closed', presentDispute(closed));
+  });
 }
 
 /** The processor decided a dispute UNDER_REVIEW: WON or LOST, with `dispute.closed`. */
@@ -92,7 +119,7 @@ export async function checkDecision(s: Services, o: Owner, id: string, log: Logg
   const row = await store.findDispute(s.sql, o, id);
   if (!row) return 'missing';
   if (row.status !== 'UNDER_REVIEW') return row.status;
-  const d = await s.processor.retrieveDispute(row.processor_dispute_id);
+  const d = await requireProcessor(s, row.livemode).retrieveDispute(row.processor_dispute_id);
   if (!d) return row.status;
   return (await recordDecision(s, o, id, STATUS[d.status], log))?.status ?? row.status;
 }
@@ -125,8 +152,8 @@ async function markPending(tx: Tx, row: DisputeRow, action: store.PendingAction)
 
 const callProcessor = (s: Services, row: DisputeRow): Promise<ProcessorDispute> =>
   row.pending_action === 'close'
-    ? s.processor.closeDispute(row.processor_dispute_id)
-    : s.processor.submitDisputeEvidence(row.processor_dispute_id, row.evidence as Record<string, string>);
+    ? requireProcessor(s, row.livemode).closeDispute(row.processor_dispute_id)
+    : requireProcessor(s, row.livemode).submitDisputeEvidence(row.processor_dispute_id, row.evidence as Record<string, string>);
 
 /**
  * Transaction 2: the processor's answer to a pending action. Idempotent: when the request and the
@@ -212,7 +239,9 @@ export async function reconcileDisputes(s: Services): Promise<number> {
   let repaired = await syncNewDisputes(s, log);
   for (const row of await store.takeUnderReview(s.sql, BATCH)) {
     try {
-      const d = await s.processor.retrieveDispute(row.processor_dispute_id);
+      const processor = processorFor(s, row.livemode);
+      if (!processor) continue;
+      const d = await processor.retrieveDispute(row.processor_dispute_id);
       if (d && (await recordDecision(s, ownerOf(row), row.id, STATUS[d.status], log))) repaired++;
     } catch (err) {
       log.error({ err, disputeId: row.id }, 'could not ask the processor about a dispute under review');

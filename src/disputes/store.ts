@@ -50,9 +50,19 @@ export async function insertDispute(sql: TxSql, o: Owner, d: NewDispute): Promis
  * The payment a processor dispute names (our payment id), whoever owns it: the processor knows no
  * account. Read here rather than through payments/ because only the sync needs it.
  */
-export async function paymentForDispute(sql: TxSql, paymentId: string) {
+export async function paymentForDispute(sql: TxSql, paymentId: string, livemode: boolean) {
+  // The simulator names our payment; Stripe names the payment's intent (pi_…), whose SUCCEEDED payment it is.
   const [row] = await sql<{ id: string; account_id: string; livemode: boolean; status: string; currency: string }[]>`
-    select id, account_id, livemode, status, currency from payments where id = ${paymentId} for update`;
+    select id, account_id, livemode, status, currency from payments
+    where livemode = ${livemode} and (id = ${paymentId} or (payment_intent_id = ${paymentId} and status = 'SUCCEEDED'))
+    order by (status = 'SUCCEEDED') desc limit 1
+    for update`;
+  return row;
+}
+
+/** Our dispute of a processor dispute (the processor's events name it by its own id). */
+export async function findByProcessorId(sql: Sql | TxSql, processorDisputeId: string): Promise<DisputeRow | undefined> {
+  const [row] = await sql<DisputeRow[]>`select * from disputes where processor_dispute_id = ${processorDisputeId}`;
   return row;
 }
 
@@ -99,9 +109,9 @@ export async function updateDispute(
 }
 
 /** The sync's lower bound: disputes created by the processor since the newest one recorded, less an overlap. */
-export async function syncSince(sql: Sql, overlapMs: number): Promise<Date | null> {
+export async function syncSince(sql: Sql, livemode: boolean, overlapMs: number): Promise<Date | null> {
   const [row] = await sql<{ since: Date | null }[]>`
-    select max(processor_created_at) - make_interval(secs => ${overlapMs / 1000}) as since from disputes`;
+    select max(processor_created_at) - make_interval(secs => ${overlapMs / 1000}) as since from disputes where livemode = ${livemode}`;
   return row?.since ?? null;
 }
 

@@ -13,6 +13,8 @@ export const ERROR_CODES = {
   resource_invalid_state: [400, 'invalid_request_error'],
   resource_limit_reached: [400, 'invalid_request_error'],
   charge_disputed: [400, 'invalid_request_error'],
+  /** The mode has no card processor (live without Stripe keys): nothing is simulated, nothing is sent. */
+  processor_unavailable: [400, 'invalid_request_error'],
   idempotency_key_reused: [400, 'idempotency_error'],
   idempotency_key_invalid: [400, 'idempotency_error'],
   // 401 / 403

@@ -23,6 +23,17 @@ export const REDACT_PATHS = [
   'body.number',
   'password',
   '*.password',
+  // Stripe (issue 12): keys, webhook secrets, intents' client secrets, the webhook signature.
+  'secretKey',
+  '*.secretKey',
+  'webhookSecret',
+  '*.webhookSecret',
+  'client_secret',
+  '*.client_secret',
+  'clientSecret',
+  '*.clientSecret',
+  'req.headers["stripe-signature"]',
+  'headers["stripe-signature"]',
 ];
 
 export function createLogger(level: string, destination?: pino.DestinationStream): Logger {

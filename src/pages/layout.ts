@@ -3,7 +3,8 @@ import { html, raw, type Html } from './html.ts';
 
 /**
  * The shared look of every hosted page (checkout, payment links, receipts): one column, large
- * touch targets, system fonts, no JavaScript. The stylesheet is inline and allowed by its hash in
+ * touch targets, system fonts, no JavaScript (but Stripe.js and our one script on the Payment
+ * Element page). The stylesheet is inline and allowed by its hash in
  * the Content-Security-Policy, so the pages need no asset route and no 'unsafe-inline'.
  */
 export const PAGE_CSS = `
@@ -28,7 +29,7 @@ form{margin:0}
 .field{margin:0 0 1rem}
 .row{display:flex;gap:.75rem}
 .row .field{flex:1;min-width:0}
-label{display:block;font-weight:600;font-size:.875rem;margin:0 0 .375rem}
+label,.label{display:block;font-weight:600;font-size:.875rem;margin:0 0 .375rem}
 .hint{font-weight:400;color:#5b6478;font-size:.8125rem}
 .label-row{display:flex;justify-content:space-between;align-items:baseline;gap:.5rem;margin:0 0 .375rem}
 .label-row label{margin:0}
@@ -45,6 +46,9 @@ input[aria-invalid=true]{border-color:#cd3d64}
 .stack>*+*{margin-top:.75rem}
 .alert{border-radius:8px;padding:.75rem 1rem;margin:0 0 1rem;font-size:.9375rem}
 .alert.error{background:#fdecef;color:#8a0b2f;border:1px solid #f5c2cf}
+.alert:empty,.field-error:empty{display:none}
+.element-mount{min-height:2.875rem}
+.btn:disabled{opacity:.6;cursor:progress}
 .alert.info{background:#eef3ff;color:#1d3b8f;border:1px solid #c9d7ff}
 .alert.success{background:#e9f8f0;color:#0b6b3a;border:1px solid #bfe8d0}
 .status{display:inline-block;font-size:.8125rem;font-weight:700;padding:.125rem .5rem;border-radius:999px;background:#e9f8f0;color:#0b6b3a}
@@ -70,6 +74,8 @@ export interface PageOptions {
   title: string;
   body: Html;
   lang?: string;
+  /** Script files, run in order after parsing (`defer`); only the Payment Element page has any. */
+  scripts?: readonly string[];
 }
 
 /** A complete HTML document around `body`. */
@@ -83,7 +89,8 @@ export function renderPage(opts: PageOptions): string {
 <meta name="robots" content="noindex">
 <title>${opts.title}</title>
 <style>${raw(PAGE_CSS)}</style>
-</head>
+${(opts.scripts ?? []).map((src) => html`<script src="${src}" defer></script>
+`)}</head>
 <body>
 <main>
 ${opts.body}

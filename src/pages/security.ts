@@ -53,6 +53,41 @@ export function allowFormTargets(res: Response, urls: Array<string | null | unde
   res.setHeader('Content-Security-Policy', csp.replace("form-action 'self'", `form-action 'self' ${[...origins].join(' ')}`));
 }
 
+/** Where Stripe.js and the Stripe API live (config.stripe.jsUrl / apiUrl; stand-ins in tests). */
+export interface StripeOrigins {
+  jsUrl: string;
+  apiUrl: string;
+}
+
+/** `https://*.js.stripe.com` for a DNS name; nothing for an IP address or a single label (a stand-in). */
+function subdomainsOf(u: URL): string[] {
+  return /^[a-z0-9-]+(\.[a-z0-9-]+)+$/i.test(u.hostname) && !/^[\d.]+$/.test(u.hostname) ? [`${u.protocol}//*.${u.hostname}`] : [];
+}
+
+/**
+ * Lets the Payment Element page run Stripe.js, as Stripe's integration security guide lists for
+ * it: scripts from js.stripe.com (and its subdomains) besides our own file, its frames from
+ * js.stripe.com and hooks.stripe.com (the 3-D Secure challenge), calls to api.stripe.com, and to
+ * our own prepare endpoint. Every origin is derived from STRIPE_JS_URL and STRIPE_API_URL, so
+ * the stand-ins of the tests are allowed exactly as Stripe is in production; default-src stays
+ * 'none', and nothing else (no inline script, no eval) is opened.
+ */
+export function allowPaymentElement(res: Response, stripe: StripeOrigins): void {
+  const csp = res.getHeader('Content-Security-Policy');
+  if (typeof csp !== 'string') return;
+  const js = new URL(stripe.jsUrl);
+  const api = new URL(stripe.apiUrl);
+  // Stripe's 3-D Secure frames come from hooks.stripe.com, the sibling of api.stripe.com; a
+  // stand-in API serves them from its own origin.
+  const hooks = api.hostname.startsWith('api.') ? `${api.protocol}//hooks.${api.hostname.slice(4)}${api.port ? `:${api.port}` : ''}` : api.origin;
+  const jsSources = [js.origin, ...subdomainsOf(js)];
+  const list = (xs: string[]) => [...new Set(xs)].join(' ');
+  res.setHeader(
+    'Content-Security-Policy',
+    `${csp};script-src 'self' ${list(jsSources)};frame-src ${list([...jsSources, hooks])};connect-src 'self' ${api.origin}`,
+  );
+}
+
 const COOKIE = 'hp_csrf';
 const NONCE = /^[A-Za-z0-9_-]{22}$/;
 

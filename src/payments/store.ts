@@ -102,6 +102,34 @@ export async function lockInFlight(sql: TxSql, id: string): Promise<PaymentRow |
   return row;
 }
 
+/** The in-flight attempt of a session on intent `intentId`, if any (the processor's events name the intent). */
+export async function inFlightOfIntent(sql: Sql | TxSql, o: Owner, sessionId: string, intentId: string): Promise<PaymentRow | undefined> {
+  const [row] = await sql<PaymentRow[]>`
+    select * from payments
+    where checkout_session_id = ${sessionId} and account_id = ${o.accountId} and livemode = ${o.livemode}
+      and payment_intent_id = ${intentId} and status = 'PENDING' and processing_since is not null
+    limit 1`;
+  return row;
+}
+
+/** The SUCCEEDED payment of an intent (an intent is charged at most once), if recorded. */
+export async function succeededOfIntent(sql: TxSql, o: Owner, intentId: string): Promise<PaymentRow | undefined> {
+  const [row] = await sql<PaymentRow[]>`
+    select * from payments
+    where payment_intent_id = ${intentId} and account_id = ${o.accountId} and livemode = ${o.livemode} and status = 'SUCCEEDED'
+    limit 1`;
+  return row;
+}
+
+/** The latest attempt of an intent (its payer's email and name serve a charge recorded late). */
+export async function latestOfIntent(sql: TxSql, o: Owner, intentId: string): Promise<PaymentRow | undefined> {
+  const [row] = await sql<PaymentRow[]>`
+    select * from payments
+    where payment_intent_id = ${intentId} and account_id = ${o.accountId} and livemode = ${o.livemode}
+    order by id desc limit 1`;
+  return row;
+}
+
 /** Attempts in flight since before `before`: left so by a crash between the processor call and its record. */
 export async function stuckInFlight(sql: Sql, before: Date, limit: number): Promise<PaymentRow[]> {
   return sql<PaymentRow[]>`
@@ -120,10 +148,12 @@ export async function linkPlacesTaken(sql: TxSql, linkId: string): Promise<numbe
   return row!.n;
 }
 
-export async function markSucceeded(sql: TxSql, o: Owner, id: string): Promise<PaymentRow> {
+/** `card`: brand and last four as the processor reports them (Stripe's Payment Element: the service never saw the card). */
+export async function markSucceeded(sql: TxSql, o: Owner, id: string, card: { brand: string; last4: string } | null = null): Promise<PaymentRow> {
   const [row] = await sql<PaymentRow[]>`
     update payments
-    set status = 'SUCCEEDED', next_action = null, processing_since = null, succeeded_at = now(), updated_at = now()
+    set status = 'SUCCEEDED', next_action = null, processing_since = null, succeeded_at = now(), updated_at = now(),
+      card_brand = coalesce(${card?.brand ?? null}, card_brand), card_last4 = coalesce(${card?.last4 ?? null}, card_last4)
     where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} and status = 'PENDING'
     returning *`;
   if (!row) throw new Error(`payment ${id} was not PENDING`);

@@ -1,4 +1,5 @@
 import type { Services } from '../services.ts';
+import { processorFor } from './select.ts';
 
 /**
  * Every customer gets its processor-side twin (processor_customer_id) from a sweep that runs every
@@ -23,13 +24,15 @@ interface MissingTwin {
  * overlapping, or a retry after a crash, change nothing). Returns how many it filled.
  */
 export async function syncProcessorCustomers(s: Services, limit = BATCH): Promise<number> {
+  // Live customers wait for live keys (live payments off): they are not read, so they never block the batch.
+  const liveOn = processorFor(s, true) !== null;
   const rows = await s.sql<MissingTwin[]>`
     select id, livemode, email, first_name, last_name from customers
-    where processor_customer_id is null order by id limit ${limit}`;
+    where processor_customer_id is null ${liveOn ? s.sql`` : s.sql`and not livemode`} order by id limit ${limit}`;
   if (rows.length === 0) return 0;
   const twins = await Promise.allSettled(
     rows.map((r) =>
-      s.processor.createCustomer({ reference: r.id, email: r.email, name: `${r.first_name} ${r.last_name}`.trim(), livemode: r.livemode }),
+      processorFor(s, r.livemode)!.createCustomer({ reference: r.id, email: r.email, name: `${r.first_name} ${r.last_name}`.trim(), livemode: r.livemode }),
     ),
   );
   const ids: string[] = [];

@@ -54,7 +54,7 @@ const asResult = (r: AttemptRecord): AttemptLookup =>
 /** An attempt closed by a not_found answer is refused if its confirmation arrives after all. */
 const asCharge = (r: AttemptRecord): ChargeResult => {
   const res = asResult(r);
-  return res.status === 'not_found' ? declined('card_declined') : res;
+  return res.status === 'not_found' || res.status === 'processing' ? declined('card_declined') : res;
 };
 
 /**
@@ -111,6 +111,8 @@ export function createSimulator(sql: Sql): Processor {
 
   return {
     name: 'simulator',
+    collectsCard: 'server',
+    publishableKey: null,
     ...simulatorDisputes(sql),
     async createCustomer({ reference, livemode }) {
       const digest = createHash('sha256').update(`${livemode ? 'live' : 'test'}:${reference}`).digest('hex');
@@ -122,7 +124,14 @@ export function createSimulator(sql: Sql): Processor {
         values (${newId('pi')}, ${reference}, ${amount}, ${currency}, ${customer}, ${livemode})
         on conflict (reference) do nothing`;
       const [row] = await sql<{ id: string }[]>`select id from simulator_intents where reference = ${reference}`;
-      return { id: row!.id };
+      return { id: row!.id, clientSecret: null };
+    },
+    async paymentIntentSecret() {
+      return null;
+    },
+    async cancelPaymentIntent() {
+      // The simulator's intents are confirmed only through the service's own form, which an expired session refuses.
+      return true;
     },
     async confirmPaymentIntent(intentId, attempt, card) {
       const decline = DECLINES[card.number];

@@ -24,8 +24,15 @@ export type ChargeResult =
   | { status: 'requires_action'; action: 'three_d_secure' }
   | { status: 'declined'; code: DeclineCode; message: string };
 
-/** What the processor knows of one attempt: its outcome, or not_found when it never charged it. */
-export type AttemptLookup = ChargeResult | { status: 'not_found' };
+/**
+ * What the processor knows of one attempt: its outcome, not_found when it never charged it, or
+ * processing when it has no final answer yet (Stripe: the intent is processing, awaits 3-D Secure
+ * in the payer's browser or its confirmation): the attempt stays in flight. A charged answer may
+ * carry the card's brand and last four (Stripe's Payment Element: the service never saw the card).
+ */
+export type AttemptLookup = (ChargeResult | { status: 'not_found' } | { status: 'processing' }) & {
+  card?: { brand: string; last4: string } | null;
+};
 
 /**
  * A refund as the processor sees it. `pending` is the usual first answer: card refunds settle
@@ -54,6 +61,14 @@ export interface ProcessorDispute {
 
 export interface Processor {
   readonly name: string;
+  /**
+   * Who collects the card: 'server', the service's own form posts it to the service (the
+   * simulator); 'element', Stripe's Payment Element in the payer's browser sends it to Stripe and
+   * the service never sees it (confirmPaymentIntent is then never used).
+   */
+  readonly collectsCard: 'server' | 'element';
+  /** The key the browser's Stripe.js is given ('element'); null for the simulator. */
+  readonly publishableKey: string | null;
   /** `reference` is our id for the record; a retry with the same reference returns the same customer. */
   createCustomer(input: { reference: string; email: string; name: string; livemode: boolean }): Promise<{ id: string }>;
   /**
@@ -66,7 +81,15 @@ export interface Processor {
     currency: string;
     customer: string | null;
     livemode: boolean;
-  }): Promise<{ id: string }>;
+  }): Promise<{ id: string; clientSecret: string | null }>;
+  /**
+   * Cancels the session's intent (the session expired), so it can no longer be confirmed.
+   * Idempotent: an intent already cancelled, or already succeeded (then the answer is false and
+   * the late success is settled by its event or the sweep), is left as it is.
+   */
+  cancelPaymentIntent(intentId: string): Promise<boolean>;
+  /** The intent's client secret for the browser ('element'); null for the simulator. Never logged, never in the API. */
+  paymentIntentSecret(intentId: string): Promise<string | null>;
   /**
    * Charges the card for one attempt (`attempt` is our payment id). Idempotent by `attempt`: a
    * retry answers the first outcome and never charges twice.
@@ -85,14 +108,14 @@ export interface Processor {
    * Idempotent by `reference` (our refund id): a retry answers the same refund and never refunds twice.
    */
   createRefund(input: { reference: string; intentId: string; attempt: string; amount: number; currency: string }): Promise<RefundResult>;
-  /** The refund's state now (`reference` is our refund id). */
-  retrieveRefund(reference: string): Promise<RefundLookup>;
+  /** The refund's state now (`reference` is our refund id; `intentId` the refunded payment's intent, where Stripe files it). */
+  retrieveRefund(reference: string, intentId: string | null): Promise<RefundLookup>;
   /**
    * Cancels a refund still pending at the processor, which arbitrates a cancel against the refund
    * settling: the answer is `canceled` when the cancel won, else the state the refund ended in. A
    * refund it never saw is recorded cancelled, so a createRefund arriving later answers `canceled`.
    */
-  cancelRefund(reference: string): Promise<RefundResult>;
+  cancelRefund(reference: string, intentId: string | null): Promise<RefundResult>;
   /**
    * Disputes the processor opened, oldest first by (created, id): those created at or after
    * `since`, after the dispute `startingAfter` when given (its next page). Read by the sync.

@@ -5,7 +5,8 @@ import { ApiError, invalidParam, resourceMissing } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import type { Owner } from '../lib/owner.ts';
 import { metadataOnCreate } from '../lib/validate.ts';
-import { lockPayment } from '../payments/store.ts';
+import { findPayment, lockPayment } from '../payments/store.ts';
+import { processorFor } from '../processor/select.ts';
 import type { Services } from '../services.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
 import { scheduleRefundSettle } from './jobs.ts';
@@ -27,6 +28,7 @@ async function reserve(s: Services, o: Owner, input: CreateRefund, log: Logger):
   return withTx(s, log, async (tx) => {
     const payment = isId('pay', input.payment_id) ? await lockPayment(tx.sql, o, input.payment_id) : undefined;
     if (!payment) throw resourceMissing('payment', input.payment_id, 'payment_id');
+    assertProcessor(s, o);
     if (payment.status !== 'SUCCEEDED') {
       throw invalidParam('payment_id', `Payment ${payment.id} is ${payment.status}: only a SUCCEEDED payment can be refunded.`);
     }
@@ -51,6 +53,15 @@ async function reserve(s: Services, o: Owner, input: CreateRefund, log: Logger):
     await recordEvent(tx, o.accountId, 'refund.created', presentRefund(refund));
     return refund;
   });
+}
+
+/** Live mode without Stripe keys has no processor to refund through: refused before anything is recorded. */
+function assertProcessor(s: Services, o: Owner): void {
+  if (processorFor(s, o.livemode)) return;
+  throw new ApiError(
+    'processor_unavailable',
+    'Live payments are off: no live card processor is configured (STRIPE_SECRET_KEY), so nothing can be refunded in live mode. GET /v1/account shows charges_enabled.',
+  );
 }
 
 /**
@@ -83,9 +94,11 @@ export async function cancelRefund(s: Services, o: Owner, id: string, log: Logge
   if (!refund) throw resourceMissing('refund', id);
   const notPending = (r: RefundRow) => new ApiError('resource_invalid_state', `Refund ${r.id} is ${r.status}: only a PENDING refund can be cancelled.`);
   if (refund.status !== 'PENDING') throw notPending(refund);
+  assertProcessor(s, o);
+  const payment = await findPayment(s.sql, o, refund.payment_id);
   let result;
   try {
-    result = await s.processor.cancelRefund(refund.id);
+    result = await processorFor(s, o.livemode)!.cancelRefund(refund.id, payment?.payment_intent_id ?? null);
   } catch (err) {
     log.error({ err, refundId: refund.id }, 'refund cancel call failed');
     throw new ApiError('service_unavailable', 'The processor could not be reached to cancel the refund. Try again.');

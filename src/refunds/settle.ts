@@ -3,6 +3,7 @@ import { withTx } from '../db/tx.ts';
 import { ownerOf } from '../lib/owner.ts';
 import { presentPayment } from '../payments/presenter.ts';
 import * as payments from '../payments/store.ts';
+import { requireProcessor } from '../processor/select.ts';
 import type { RefundLookup, RefundResult } from '../processor/types.ts';
 import type { Services } from '../services.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
@@ -53,7 +54,8 @@ export async function recordRefundOutcome(s: Services, refund: RefundRow, result
  * and createRefund is idempotent by our refund id, so a call that did arrive is not repeated.
  */
 export async function askProcessor(s: Services, refund: RefundRow): Promise<RefundResult> {
-  const found: RefundLookup = await s.processor.retrieveRefund(refund.id);
+  const payment = await payments.findPayment(s.sql, ownerOf(refund), refund.payment_id);
+  const found: RefundLookup = await requireProcessor(s, refund.livemode).retrieveRefund(refund.id, payment?.payment_intent_id ?? null);
   if (found.status !== 'not_found') return found;
   return callCreate(s, refund);
 }
@@ -62,7 +64,7 @@ export async function askProcessor(s: Services, refund: RefundRow): Promise<Refu
 export async function callCreate(s: Services, refund: RefundRow): Promise<RefundResult> {
   const payment = await payments.findPayment(s.sql, ownerOf(refund), refund.payment_id);
   if (!payment?.payment_intent_id) return { status: 'failed', reason: 'charge_not_found' };
-  return s.processor.createRefund({
+  return requireProcessor(s, refund.livemode).createRefund({
     reference: refund.id,
     intentId: payment.payment_intent_id,
     attempt: payment.id,

@@ -97,3 +97,11 @@ export async function findRefundById(sql: Db, id: string): Promise<RefundRow | u
   const [row] = await sql<RefundRow[]>`select * from refunds where id = ${id}`;
   return row;
 }
+
+/** PENDING refunds of the payments of an intent (Stripe's charge.refunded names the intent). */
+export async function pendingOfIntent(sql: Db, intentId: string, livemode: boolean): Promise<RefundRow[]> {
+  return sql<RefundRow[]>`
+    select r.* from refunds r join payments p on p.id = r.payment_id
+    where p.payment_intent_id = ${intentId} and r.livemode = ${livemode} and r.status = 'PENDING'
+    order by r.id`;
+}

@@ -172,7 +172,7 @@ describe('a crash between the recorded attempt and the recorded outcome', () => 
    */
   async function leftInFlight(sessionId: string, ageSeconds: number) {
     const [cs] = await t.sql`select * from checkout_sessions where id = ${sessionId}`;
-    const intent = await t.s.processor.createPaymentIntent({ reference: cs!.id, amount: cs!.amount_cents, currency: cs!.currency, customer: null, livemode: cs!.livemode });
+    const intent = await t.s.processors.test.createPaymentIntent({ reference: cs!.id, amount: cs!.amount_cents, currency: cs!.currency, customer: null, livemode: cs!.livemode });
     await t.sql`update checkout_sessions set payment_intent_id = ${intent.id} where id = ${sessionId}`;
     const id = newId('pay');
     await t.sql`
@@ -188,7 +188,7 @@ describe('a crash between the recorded attempt and the recorded outcome', () => 
   it('when the processor charged the attempt, then the running sweeper completes the session with both events', async () => {
     const cs = await createSession(t, key);
     const { id, intent } = await leftInFlight(cs.id, 120);
-    expect((await t.s.processor.confirmPaymentIntent(intent, id, CARD_4242)).status).toBe('succeeded');
+    expect((await t.s.processors.test.confirmPaymentIntent(intent, id, CARD_4242)).status).toBe('succeeded');
 
     await eventually(async () => (await sessionRow(cs.id)).status === 'COMPLETE', 15_000);
     expect(await sessionRow(cs.id)).toEqual({ status: 'COMPLETE', payment_id: id });
@@ -207,7 +207,7 @@ describe('a crash between the recorded attempt and the recorded outcome', () => 
     expect(await eventsFor(t, id)).toEqual(['payment.failed']);
     expect((await sessionRow(cs.id)).status).toBe('OPEN');
     // The processor closed the attempt when it answered not_found: it can no longer charge it.
-    expect((await t.s.processor.confirmPaymentIntent(intent, id, CARD_4242)).status).toBe('declined');
+    expect((await t.s.processors.test.confirmPaymentIntent(intent, id, CARD_4242)).status).toBe('declined');
 
     expect((await new Payer(t).pay(cs.id)).status).toBe(303);
     expect((await sessionRow(cs.id)).status).toBe('COMPLETE');
@@ -237,7 +237,7 @@ describe('a crash between the recorded attempt and the recorded outcome', () => 
     expect(await t.sql`select id from payments where checkout_session_id = ${cs.id}`).toEqual([{ id }]);
 
     // The processor's answer decides: charged, so the session completes even past expires_at.
-    await t.s.processor.confirmPaymentIntent(intent, id, CARD_4242);
+    await t.s.processors.test.confirmPaymentIntent(intent, id, CARD_4242);
     await t.sql`update payments set processing_since = now() - interval '2 minutes' where id = ${id}`;
     await eventually(async () => (await sessionRow(cs.id)).status === 'COMPLETE', 15_000);
     expect(await eventsFor(t, cs.id)).toEqual(['checkout.session.completed']);
@@ -262,7 +262,7 @@ describe('a crash between the recorded attempt and the recorded outcome', () => 
     expect(refused.html).toContain('This payment link has ended');
     expect(await t.sql`select id from payments where checkout_session_id = ${second.session}`).toEqual([]);
 
-    await t.s.processor.confirmPaymentIntent(intent, id, CARD_4242);
+    await t.s.processors.test.confirmPaymentIntent(intent, id, CARD_4242);
     await t.sql`update payments set processing_since = now() - interval '2 minutes' where id = ${id}`;
     await eventually(async () => (await t.sql`select status from payment_links where id = ${link.id}`)[0]!.status === 'COMPLETED', 15_000);
     expect((await sessionRow(first.session)).status).toBe('COMPLETE');

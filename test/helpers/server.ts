@@ -42,6 +42,8 @@ export interface TestServerOptions {
   /** true: every worker; a list: only those; default none. */
   workers?: boolean | WorkerDefinition<never>[];
   env?: Record<string, string>;
+  /** The service's logger (a test of what is logged passes one writing to a capture). */
+  log?: import('pino').Logger;
 }
 
 /**
@@ -83,7 +85,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     RATE_LIMIT_PAY_PER_CLIENT_PER_HOUR: '0',
     ...opts.env,
   });
-  const s = await createServices(config, pino({ level: config.logLevel }));
+  const s = await createServices(config, opts.log ?? pino({ level: config.logLevel }));
   handler = createApp(s);
   const defs = opts.workers === true ? WORKERS : opts.workers || [];
   const workers = defs.length ? await startWorkers(s, defs) : null;

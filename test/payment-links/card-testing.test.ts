@@ -60,7 +60,11 @@ const declinesOf = async (t: TestServer, linkId: string) =>
 /** The shipped defaults, so that this file shows what a deployment gets without tuning. */
 const DEFAULTS = loadConfig({}).rateLimits;
 
-describe('card testing through a live link, with the default limits', () => {
+// The card attempts must reach a processor to be declined (402): a test-mode link (the simulator).
+// A live link with no live Stripe keys refuses every payment before any processor (issue 12), and a
+// live link on Stripe takes the card in Stripe's Payment Element; the link-form limits below are
+// shown on live links, where they apply exactly as here.
+describe('card testing through a link, with the default limits', () => {
   const t = useTestServer({
     env: {
       TRUST_PROXY: 'loopback',
@@ -69,13 +73,13 @@ describe('card testing through a live link, with the default limits', () => {
       RATE_LIMIT_PAY_PER_SESSION_PER_HOUR: String(DEFAULTS.payPerSessionPerHour),
     },
 });
-  let live: string;
+  let key: string;
   beforeAll(async () => {
-    live = (await t.account()).live;
+    key = (await t.account()).test;
   });
 
   it('when one client posts the link form and declining cards again and again, then it gets 429 pages past the limits and at most the configured card attempts', async () => {
-    const link = await createLink(t, live, { slug: null });
+    const link = await createLink(t, key, { slug: null });
     const path = pathOf(link.url);
     const tester = new Client(t, '203.0.113.7');
     const answers = { declined: 0, payThrottled: 0, linkThrottled: 0 };
@@ -120,7 +124,7 @@ describe('card testing through a live link, with the default limits', () => {
   });
 
   it('when one client is throttled, then another client address on the same link is not', async () => {
-    const link = await createLink(t, live);
+    const link = await createLink(t, key);
     const path = pathOf(link.url);
     const tester = new Client(t, '198.51.100.20');
     for (let i = 0; i < DEFAULTS.linkSessionsPerHour; i++) expect((await tester.openSession(path)).status).toBe(303);

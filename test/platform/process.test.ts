@@ -51,14 +51,16 @@ describe('the service as a process', () => {
       expect(k.stdout).toMatch(/^sk_live_[0-9A-Za-z]{32}\n$/);
       const secret = k.stdout.trim();
       const acct = await fetch(`http://127.0.0.1:${port}/v1/account`, { headers: { authorization: `Bearer ${secret}` } });
-      expect(await acct.json()).toMatchObject({ object: 'account', livemode: true });
+      // No live Stripe keys: live mode takes no payment, says so, and start-up logged it once.
+      expect(await acct.json()).toMatchObject({ object: 'account', livemode: true, charges_enabled: false });
+      expect(svc.out().split('\n').filter((l) => l.includes('live payments are off'))).toHaveLength(1);
 
       // A second key for the same account, named with --account.
       const { id } = (await (await fetch(`http://127.0.0.1:${port}/v1/account`, { headers: { authorization: `Bearer ${secret}` } })).json()) as { id: string };
       const second = await run('scripts/create-key.ts', ['--mode', 'test', '--account', id], env).done;
       expect(second.stdout).toMatch(/^sk_test_/);
       const acct2 = await fetch(`http://127.0.0.1:${port}/v1/account`, { headers: { authorization: `Bearer ${second.stdout.trim()}` } });
-      expect(await acct2.json()).toEqual({ id, object: 'account', livemode: false });
+      expect(await acct2.json()).toEqual({ id, object: 'account', livemode: false, charges_enabled: true });
 
       // A request whose body is still arriving when SIGTERM comes is finished, then the process exits 0.
       const body = JSON.stringify({ email: 'inflight@example.com' });

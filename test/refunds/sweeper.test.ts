@@ -38,7 +38,7 @@ describe('the refunds-pending sweeper', () => {
 
   it('when a crash came between transaction 1 and the processor call, then the sweeper asks for the refund again (once) and it settles', async () => {
     const { paymentId } = await paidPayment(t, key);
-    const processor = t.s.processor;
+    const processor = t.s.processors.test;
     const original = processor.createRefund;
     processor.createRefund = async () => {
       throw new Error('connection reset before the request was sent');

@@ -1,0 +1,170 @@
+import type { Request, RequestHandler, Response, Router } from 'express';
+import type { Logger } from 'pino';
+import { ownerOf } from '../lib/owner.ts';
+import * as payments from '../payments/store.ts';
+import {
+  allowPaymentElement,
+  clientAddress,
+  formText as str,
+  messagePage,
+  staticScript,
+  throttledAnswer,
+  type Csrf,
+  type HostedPageLimits,
+} from '../pages/index.ts';
+import type { AttemptLookup, Processor } from '../processor/types.ts';
+import type { Services } from '../services.ts';
+import { elementIntent, startElementAttempt, type PayResult } from './pay.ts';
+import { recordOutcome } from './settle.ts';
+import type { SessionRow } from './store.ts';
+import * as views from './views.ts';
+
+/**
+ * The hosted checkout of a session whose processor collects the card in the browser (Stripe's
+ * Payment Element, docs/decisions.md "Payment Element page"): the page, our script, the prepare
+ * post (transaction 1 before the browser confirms with Stripe) and the return from Stripe.
+ * The card never reaches these routes: the browser sends it to Stripe.
+ */
+
+/** Our script for the page, served from the pages' own origin (script-src 'self'). */
+const script = staticScript(new URL('./assets/element.js', import.meta.url));
+export const ELEMENT_SCRIPT_PATH = '/assets/element.js';
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+const IN_PROGRESS = 'A payment for this checkout is being processed. Reload this page in a minute to see its outcome; you will not be charged twice.';
+const UNAVAILABLE = 'Payments are temporarily unavailable. Nothing was charged. Please try again in a few minutes.';
+const NOT_AUTHENTICATED = 'Your bank could not confirm this payment. Nothing was charged. Please try again or use another card.';
+
+/** What the routes of pages.ts share with these. */
+export interface ElementContext {
+  s: Services;
+  paths: views.PagePaths;
+  csrf: Csrf;
+  limits: HostedPageLimits;
+  security: RequestHandler;
+  form: RequestHandler;
+  page: (handle: (req: Request, res: Response, row: SessionRow) => Promise<unknown>, shown?: readonly string[]) => RequestHandler;
+  processorOf(row: SessionRow): Processor | null;
+  here(row: SessionRow): string;
+  successRedirect(row: SessionRow): string;
+  prefillEmail(row: SessionRow): Promise<string>;
+}
+
+const html = (res: Response, status: number, body: string) => res.status(status).type('html').send(body);
+
+/** A live session while live payments are off: a page with no form (503: the merchant's setup, not the payer's input). */
+export function refuseLivePayment(res: Response, row: SessionRow): void {
+  html(res, 503, views.livePaymentsOffPage(row));
+}
+export const LIVE_OFF_MESSAGE = 'This merchant cannot take live payments yet. Nothing was charged.';
+
+export function elementPages(c: ElementContext) {
+  const { s } = c;
+
+  /** The Payment Element page of an OPEN session (the intent is created or reused first). */
+  async function show(req: Request, res: Response, row: SessionRow, processor: Processor, status: number, state: { email?: string; message?: string | null } = {}) {
+    let intent: Awaited<ReturnType<typeof elementIntent>>;
+    try {
+      intent = await elementIntent(s, processor, row, req.log);
+    } catch (err) {
+      req.log.error({ err, session: row.id }, 'payment intent for the hosted page failed');
+      res.setHeader('Retry-After', '30');
+      return html(res, 503, messagePage('Temporarily unavailable', UNAVAILABLE));
+    }
+    allowPaymentElement(res, s.config.stripe);
+    const base = `${c.paths.base}/${row.id}`;
+    html(res, status, views.elementPage(intent.session, c.paths, {
+      csrf: await c.csrf.token(req, res, row.id),
+      email: state.email ?? (await c.prefillEmail(row)),
+      message: state.message,
+      publishableKey: processor.publishableKey ?? '',
+      clientSecret: intent.clientSecret,
+      stripeJsUrl: s.config.stripe.jsUrl,
+      scriptUrl: `${c.paths.base}${ELEMENT_SCRIPT_PATH}?${script.version}`,
+      prepareUrl: `${base}/element/prepare`,
+      returnUrl: `${s.config.checkoutUrl}/${row.id}/element/return`,
+    }));
+  }
+
+  /** The prepare post's JSON answer: ok (confirm now), an error to show, or a page to go to. */
+  function prepared(res: Response, result: PayResult | { kind: 'started' }, row: SessionRow) {
+    switch (result.kind) {
+      case 'started':
+        return res.status(200).json({ ok: true });
+      case 'succeeded':
+        return res.status(200).json({ redirect: c.successRedirect(result.session) });
+      case 'refused':
+        return res.status(409).json({ error: result.message });
+      case 'in_progress':
+        return res.status(409).json({ error: IN_PROGRESS });
+      default:
+        return res.status(409).json({ redirect: c.here(row) });
+    }
+  }
+
+  function register(r: Router): void {
+    r.get(ELEMENT_SCRIPT_PATH, script.handler);
+
+    r.post('/:id/element/prepare', c.security, c.form, c.page(async (req, res, row) => {
+      if (row.status !== 'OPEN') return res.status(409).json({ redirect: c.here(row) });
+      const processor = c.processorOf(row);
+      if (!processor) return res.status(503).json({ error: LIVE_OFF_MESSAGE });
+      if (processor.collectsCard !== 'element' || !row.payment_intent_id) return res.status(409).json({ redirect: c.here(row) });
+      if (!(await c.csrf.verify(req, row.id))) return res.status(403).json({ error: 'This page has expired. Reload it and try again.' });
+      // Counted like the card form's posts, before any check, so that every press counts.
+      const throttled = await c.limits.payAttempt(clientAddress(req), row.id);
+      if (throttled) {
+        req.log.warn({ session: row.id, retryAfter: throttled.retryAfterSeconds }, 'payment attempt throttled');
+        return res.status(429).json({ error: `Too many payment attempts. ${throttledAnswer(res, throttled)}` });
+      }
+      const email = str((req.body as Record<string, unknown> | undefined)?.email).trim();
+      if (!EMAIL.test(email) || email.length > 254) return res.status(400).json({ field: 'email', error: 'Enter a valid email address.' });
+      prepared(res, await startElementAttempt(s, processor, row, email, req.log), row);
+    }, ['email']));
+
+    r.get('/:id/element/return', c.security, c.page(async (req, res, row) => {
+      const intent = str(req.query.payment_intent);
+      if (row.status === 'COMPLETE') return res.redirect(303, c.successRedirect(row));
+      const processor = c.processorOf(row);
+      if (row.status !== 'OPEN' || !processor || processor.collectsCard !== 'element' || !intent || intent !== row.payment_intent_id) {
+        return res.redirect(303, c.here(row));
+      }
+      const result = await settleReturn(s, processor, row, req.log);
+      switch (result.kind) {
+        case 'succeeded':
+          return res.redirect(303, c.successRedirect(result.session));
+        case 'declined':
+          return show(req, res, result.session, processor, 402, { email: result.payment.email ?? undefined, message: result.payment.failure_message });
+        case 'requires_action':
+          return show(req, res, result.session, processor, 402, { email: result.payment.email ?? undefined, message: NOT_AUTHENTICATED });
+        case 'in_progress':
+          return html(res, 200, messagePage('Payment in progress', IN_PROGRESS));
+        default:
+          return res.redirect(303, result.session.status === 'COMPLETE' ? c.successRedirect(result.session) : c.here(result.session));
+      }
+    }));
+  }
+
+  return { show, register };
+}
+
+/**
+ * The payer is back from Stripe: the attempt of the session in flight on its intent is settled
+ * with what Stripe says of the intent (never with the query's redirect_status, which anyone can
+ * type). Exactly once with the processor's webhook: recordOutcome changes only an attempt still
+ * in flight, under the session lock. Stripe still processing: the attempt stays in flight.
+ */
+async function settleReturn(s: Services, processor: Processor, row: SessionRow, log: Logger): Promise<PayResult> {
+  const attempt = await payments.inFlightOfSession(s.sql, ownerOf(row), row.id);
+  const intentId = row.payment_intent_id;
+  if (!attempt || !intentId || attempt.payment_intent_id !== intentId) return { kind: 'ended', session: row };
+  let lookup: AttemptLookup;
+  try {
+    lookup = await processor.retrieveAttempt(intentId, attempt.id);
+  } catch (err) {
+    log.error({ err, paymentId: attempt.id }, 'processor unavailable on the return from the payment page; the webhook or the sweeper settles it');
+    return { kind: 'in_progress', session: row };
+  }
+  if (lookup.status === 'processing') return { kind: 'in_progress', session: row };
+  return recordOutcome(s, attempt, lookup, log);
+}

@@ -1,0 +1,239 @@
+import Stripe from 'stripe';
+import type { StripeKeys } from '../config.ts';
+import type { AttemptLookup, DeclineCode, Processor, ProcessorDispute, RefundLookup, RefundResult } from './types.ts';
+import { DECLINE_MESSAGES } from './simulator.ts';
+
+/**
+ * One try of a Stripe call. With STRIPE_MAX_RETRIES retries (and stripe-node's backoff of at most
+ * a few seconds) a call gives up in about 35 s, well under SETTLE_IN_FLIGHT_AFTER_MS (60 s): the
+ * sweeper never asks about an attempt whose request is still waiting on Stripe.
+ */
+export const STRIPE_TIMEOUT_MS = 10_000;
+export const STRIPE_MAX_RETRIES = 2;
+
+/** Stripe's failure codes (last_payment_error.decline_code, then .code) as ours. */
+const DECLINES: Record<string, DeclineCode> = {
+  insufficient_funds: 'insufficient_funds',
+  expired_card: 'expired_card',
+  incorrect_cvc: 'incorrect_cvc',
+  invalid_cvc: 'incorrect_cvc',
+  lost_card: 'lost_card',
+  stolen_card: 'stolen_card',
+  payment_intent_authentication_failure: 'authentication_failed',
+  authentication_required: 'authentication_failed',
+};
+
+const CANCELED_MESSAGE = 'The payment was cancelled before it completed. Your card was not charged.';
+
+export function declineOf(err: { decline_code?: string | undefined; code?: string | undefined } | null): { code: DeclineCode; message: string } {
+  const code = (err?.decline_code && DECLINES[err.decline_code]) || (err?.code && DECLINES[err.code]) || 'card_declined';
+  // Our own messages: Stripe's may name the reason a lost or stolen card was refused, which a payer must not learn.
+  return { code, message: DECLINE_MESSAGES[code] };
+}
+
+const DISPUTE_STATUS: Record<string, ProcessorDispute['status']> = {
+  warning_needs_response: 'needs_response',
+  needs_response: 'needs_response',
+  warning_under_review: 'under_review',
+  under_review: 'under_review',
+  won: 'won',
+  warning_closed: 'won', // an inquiry closed without a chargeback: the money stays
+  prevented: 'won',
+  lost: 'lost',
+};
+
+const idOf = (v: string | { id: string } | null | undefined): string => (typeof v === 'string' ? v : (v?.id ?? ''));
+
+export function asDispute(d: Stripe.Dispute): ProcessorDispute {
+  return {
+    id: d.id,
+    // Stripe knows our payment by its intent; disputes/store.ts finds the SUCCEEDED payment of that intent.
+    attempt: idOf(d.payment_intent) || idOf(d.charge),
+    amount: d.amount,
+    currency: d.currency,
+    reason: d.reason,
+    status: DISPUTE_STATUS[d.status] ?? 'needs_response',
+    evidenceDueBy: new Date((d.evidence_details?.due_by ?? d.created) * 1000),
+    created: new Date(d.created * 1000),
+  };
+}
+
+function asRefund(r: Stripe.Refund): RefundResult {
+  switch (r.status) {
+    case 'succeeded':
+      return { status: 'succeeded' };
+    case 'failed':
+      return { status: 'failed', reason: r.failure_reason ?? 'declined' };
+    case 'canceled':
+      return { status: 'canceled' };
+    default: // pending, requires_action: Stripe is still at it
+      return { status: 'pending' };
+  }
+}
+
+/** What a PaymentIntent says of the attempt being paid with it (AttemptLookup). */
+export function attemptOf(pi: Stripe.PaymentIntent): AttemptLookup {
+  switch (pi.status) {
+    case 'succeeded': {
+      const charge = typeof pi.latest_charge === 'object' ? pi.latest_charge : null;
+      const card = charge?.payment_method_details?.card;
+      return { status: 'succeeded', card: card ? { brand: card.brand ?? 'unknown', last4: card.last4 ?? '' } : null };
+    }
+    case 'requires_payment_method':
+      // Declined (the error of the last confirmation), or never confirmed: not charged.
+      return pi.last_payment_error ? { status: 'declined', ...declineOf(pi.last_payment_error) } : { status: 'not_found' };
+    case 'canceled':
+      return { status: 'declined', code: 'card_declined', message: CANCELED_MESSAGE };
+    default: // processing, requires_action (3-D Secure in the payer's browser), requires_confirmation, requires_capture
+      return { status: 'processing' };
+  }
+}
+
+const isMissing = (err: unknown) => err instanceof Stripe.errors.StripeInvalidRequestError && err.code === 'resource_missing';
+
+/** A Stripe client for STRIPE_API_URL (tests point it at a local stand-in). */
+export function stripeClient(secretKey: string, apiUrl: string): Stripe {
+  const u = new URL(apiUrl);
+  const protocol = u.protocol === 'http:' ? 'http' : 'https';
+  return new Stripe(secretKey, {
+    host: u.hostname,
+    port: u.port || (protocol === 'http' ? 80 : 443),
+    protocol,
+    maxNetworkRetries: STRIPE_MAX_RETRIES,
+    timeout: STRIPE_TIMEOUT_MS,
+    telemetry: false,
+  });
+}
+
+/**
+ * The Stripe processor (issue 12, docs/decisions.md "Stripe processor"): one per mode with its
+ * keys. Every create carries an idempotency key derived from our id, so a retry (ours or
+ * stripe-node's) never makes a second customer, intent or refund. An outage (connection refused,
+ * timeout, 5xx) is thrown: the caller leaves its record in flight or pending for the sweep.
+ */
+export function createStripeProcessor(keys: StripeKeys, apiUrl: string): Processor {
+  const stripe = stripeClient(keys.secretKey, apiUrl);
+
+  async function findRefund(reference: string, intentId: string | null): Promise<Stripe.Refund | undefined> {
+    if (!intentId) return undefined;
+    for await (const r of stripe.refunds.list({ payment_intent: intentId, limit: 100 })) {
+      if (r.metadata?.refund_id === reference) return r;
+    }
+    return undefined;
+  }
+
+  return {
+    name: 'stripe',
+    collectsCard: 'element',
+    publishableKey: keys.publishableKey,
+    async createCustomer({ reference, email, name }) {
+      const c = await stripe.customers.create(
+        { email, ...(name ? { name } : {}), metadata: { customer_id: reference } },
+        { idempotencyKey: `customer-${reference}` },
+      );
+      return { id: c.id };
+    },
+    async createPaymentIntent({ reference, amount, currency, customer }) {
+      // The customer is part of the key: Stripe refuses a key reused with other parameters, and the
+      // customer's twin may be filled in between two calls (the orphan intent is never confirmed).
+      const pi = await stripe.paymentIntents.create(
+        {
+          amount,
+          currency,
+          ...(customer ? { customer } : {}),
+          automatic_payment_methods: { enabled: true },
+          metadata: { checkout_session_id: reference },
+        },
+        { idempotencyKey: `intent-${reference}${customer ? `-${customer}` : ''}` },
+      );
+      return { id: pi.id, clientSecret: pi.client_secret };
+    },
+    async paymentIntentSecret(intentId) {
+      return (await stripe.paymentIntents.retrieve(intentId)).client_secret;
+    },
+    async cancelPaymentIntent(intentId) {
+      const pi = await stripe.paymentIntents.retrieve(intentId);
+      if (pi.status === 'canceled') return true;
+      if (pi.status === 'succeeded' || pi.status === 'processing') return false;
+      try {
+        await stripe.paymentIntents.cancel(intentId, { cancellation_reason: 'abandoned' });
+        return true;
+      } catch (err) {
+        // Confirmed meanwhile: its outcome comes by event or the sweep.
+        if (err instanceof Stripe.errors.StripeInvalidRequestError && err.code === 'payment_intent_unexpected_state') return false;
+        throw err;
+      }
+    },
+    confirmPaymentIntent() {
+      return Promise.reject(new Error('the Stripe processor collects the card in the browser (Payment Element): no server-side confirmation'));
+    },
+    completeAuthentication() {
+      return Promise.reject(new Error('the Stripe processor runs 3-D Secure in the browser: no server-side completion'));
+    },
+    async retrieveAttempt(intentId) {
+      try {
+        return attemptOf(await stripe.paymentIntents.retrieve(intentId, { expand: ['latest_charge'] }));
+      } catch (err) {
+        if (isMissing(err)) return { status: 'not_found' };
+        throw err;
+      }
+    },
+    async createRefund({ reference, intentId, attempt, amount }) {
+      try {
+        const r = await stripe.refunds.create(
+          { payment_intent: intentId, amount, metadata: { refund_id: reference, payment_id: attempt } },
+          { idempotencyKey: `refund-${reference}` },
+        );
+        return asRefund(r);
+      } catch (err) {
+        // Stripe refused it for good (already refunded, disputed there, …): a failed refund, not an outage.
+        if (err instanceof Stripe.errors.StripeInvalidRequestError) return { status: 'failed', reason: err.code ?? 'declined' };
+        throw err;
+      }
+    },
+    async retrieveRefund(reference, intentId): Promise<RefundLookup> {
+      const r = await findRefund(reference, intentId);
+      return r ? asRefund(r) : { status: 'not_found' };
+    },
+    async cancelRefund(reference, intentId) {
+      const r = await findRefund(reference, intentId);
+      // Not at Stripe yet: nothing to cancel now; the refund stays pending (the caller says so).
+      if (!r) return { status: 'pending' };
+      if (r.status !== 'pending' && r.status !== 'requires_action') return asRefund(r);
+      try {
+        return asRefund(await stripe.refunds.cancel(r.id));
+      } catch (err) {
+        // Stripe cancels only refunds waiting on an action: the others settle on their own.
+        if (err instanceof Stripe.errors.StripeInvalidRequestError) return asRefund(await stripe.refunds.retrieve(r.id));
+        throw err;
+      }
+    },
+    async listDisputes({ since, startingAfter, limit }) {
+      // Stripe's order (newest first); the sync records every page, so the order does not matter to it.
+      const page = await stripe.disputes.list({
+        limit,
+        ...(since ? { created: { gte: Math.floor(since.getTime() / 1000) } } : {}),
+        ...(startingAfter ? { starting_after: startingAfter } : {}),
+      });
+      return page.data.map(asDispute);
+    },
+    async retrieveDispute(id) {
+      try {
+        return asDispute(await stripe.disputes.retrieve(id));
+      } catch (err) {
+        if (isMissing(err)) return null;
+        throw err;
+      }
+    },
+    async submitDisputeEvidence(id, evidence) {
+      const d = await stripe.disputes.retrieve(id);
+      if (!d.status.endsWith('needs_response')) return asDispute(d);
+      return asDispute(await stripe.disputes.update(id, { evidence, submit: true }));
+    },
+    async closeDispute(id) {
+      const d = await stripe.disputes.retrieve(id);
+      if (!d.status.endsWith('needs_response')) return asDispute(d);
+      return asDispute(await stripe.disputes.close(id));
+    },
+  };
+}

@@ -1,0 +1,276 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DESKTOP, launchBrowser, PHONE, screenshot, withPage } from '../helpers/browser.ts';
+import { useTestServer } from '../helpers/server.ts';
+import { startStripeStandIn, stripeEnv, type StripeStandIn } from '../helpers/stripe/api.ts';
+import { eventually } from '../helpers/wait.ts';
+import { createSession } from './helpers.ts';
+
+/**
+ * The Payment Element page in Chromium, in live mode, against the Stripe API stand-in and its
+ * Stripe.js stand-in (STRIPE_API_URL, STRIPE_JS_URL). Every request the service receives goes
+ * through a recording proxy (CHECKOUT_URL and the webhook URL point at it), so the test can say
+ * what reached the service: never a card number.
+ */
+
+interface Seen {
+  method: string;
+  url: string;
+  body: string;
+}
+
+/** A pass-through HTTP proxy in front of the service that keeps every request's line and body. */
+async function recordingProxy() {
+  const seen: Seen[] = [];
+  let target = '';
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      seen.push({ method: req.method ?? '', url: req.url ?? '', body: body.toString('utf8') });
+      const up = http.request(new URL(req.url ?? '/', target), { method: req.method, headers: req.headers }, (r) => {
+        res.writeHead(r.statusCode ?? 502, r.headers);
+        r.pipe(res);
+      });
+      up.on('error', () => res.writeHead(502).end());
+      up.end(body);
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    seen,
+    forwardTo(url: string) {
+      target = url;
+    },
+    close: () => {
+      server.closeAllConnections();
+      return new Promise((r) => server.close(r));
+    },
+  };
+}
+
+let api: StripeStandIn;
+let proxy: Awaited<ReturnType<typeof recordingProxy>>;
+let merchant: http.Server;
+let merchantUrl: string;
+let browser: Browser;
+beforeAll(async () => {
+  api = await startStripeStandIn();
+  proxy = await recordingProxy();
+  merchant = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(`<h1>Merchant ${req.url}</h1>`));
+  await new Promise<void>((r) => merchant.listen(0, '127.0.0.1', r));
+  merchantUrl = `http://127.0.0.1:${(merchant.address() as AddressInfo).port}`;
+  browser = await launchBrowser();
+});
+afterAll(async () => {
+  await browser?.close();
+  merchant?.close();
+  await proxy?.close();
+  await api?.close();
+});
+
+const CARDS = { ok: '4242424242424242', insufficient: '4000000000009995', secure: '4000000000003220' };
+
+describe('the Payment Element page with live Stripe keys', () => {
+  const t = useTestServer(() => ({ env: { ...stripeEnv(api), CHECKOUT_URL: `${proxy.url}/checkout` } }));
+  let live: string;
+  beforeAll(async () => {
+    proxy.forwardTo(t.url);
+    api.webhookUrl = `${proxy.url}/processor/stripe/webhook`;
+    live = (await t.account()).live;
+  });
+
+  const newSession = () =>
+    createSession(t, live, {
+      success_url: `${merchantUrl}/success?session={CHECKOUT_SESSION_ID}`,
+      line_items: [
+        { name: 'Loose-leaf green tea, 100 g', quantity: 2, amount: 850 },
+        { name: 'Ceramic teapot', quantity: 1, amount: 3200 },
+      ],
+      amount: undefined,
+      description: 'Order #1042 from the Tea Room',
+    });
+
+  /** Console messages about the Content-Security-Policy, and pages that failed to load a script. */
+  function watch(page: Page): string[] {
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (/Content Security Policy|Refused to/i.test(m.text())) problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(e.message));
+    return problems;
+  }
+
+  async function pay(page: Page, card: string, email = 'ada@example.com') {
+    await page.getByLabel('Email').fill(email);
+    await page.getByLabel('Card number').fill(card);
+    await page.getByRole('button', { name: /^Pay/ }).click();
+  }
+
+  const sessionOf = async (id: string) => (await t.sql`select status, payment_status, payment_id from checkout_sessions where id = ${id}`)[0]!;
+  const paymentsOf = (id: string) =>
+    t.sql<{ id: string; status: string; card_last4: string | null; email: string | null }[]>`
+      select id, status, card_last4, email from payments where checkout_session_id = ${id} order by id`;
+  const countEvents = async (type: string, needle: string) =>
+    Number((await t.sql`select count(*)::int as n from events where type = ${type} and position(${needle} in data::text) > 0`)[0]!.n);
+
+  it('when the payer pays with 4242 through the element, then success_url is reached, the session is COMPLETE with one payment.succeeded, and no card number reached the service', async () => {
+    const cs = await newSession();
+    await withPage(browser, DESKTOP, async (page) => {
+      const problems = watch(page);
+      const answer = await page.goto(cs.url);
+      expect(answer!.status()).toBe(200);
+      const csp = answer!.headers()['content-security-policy']!;
+      expect(csp).toContain(`script-src 'self' ${api.url}`);
+      expect(csp).toContain(`connect-src 'self' ${api.url}`);
+      expect(csp).toContain("default-src 'none'");
+      expect(csp).toContain("frame-ancestors 'none'");
+      expect(csp).not.toContain('unsafe-inline');
+      await expect.poll(() => page.getByRole('button', { name: 'Pay $49.00' }).isEnabled()).toBe(true);
+      await screenshot(page, 'element-desktop');
+      await pay(page, '4242 4242 4242 4242');
+      await page.waitForURL(`${merchantUrl}/success?session=${cs.id}`);
+      expect(problems).toEqual([]);
+    });
+    expect(await sessionOf(cs.id)).toMatchObject({ status: 'COMPLETE', payment_status: 'paid' });
+    const [payment, ...others] = await paymentsOf(cs.id);
+    expect(others).toEqual([]);
+    expect(payment).toMatchObject({ status: 'SUCCEEDED', email: 'ada@example.com' });
+    // The webhook of the same success arrives too (before or after the return): still one completion.
+    await eventually(async () => api.eventsOf('payment_intent.succeeded').some((e) => e.status === 200));
+    expect(await countEvents('payment.succeeded', payment!.id)).toBe(1);
+    expect(await countEvents('checkout.session.completed', cs.id)).toBe(1);
+    // The card went to the stand-in of Stripe, and nowhere near the service.
+    expect(api.requestsContaining(CARDS.ok).length).toBeGreaterThan(0);
+    expect(proxy.seen.some((r) => r.url.includes('/element/prepare'))).toBe(true);
+    expect(proxy.seen.filter((r) => r.body.includes('4242') || r.url.includes('4242'))).toEqual([]);
+  });
+
+  it('when the card is declined, then the page says why in its alert region, and another card then pays', async () => {
+    const cs = await newSession();
+    await withPage(browser, PHONE, async (page) => {
+      const problems = watch(page);
+      await page.goto(cs.url);
+      await expect.poll(() => page.getByRole('button', { name: /^Pay/ }).isEnabled()).toBe(true);
+      await screenshot(page, 'element-phone');
+      await pay(page, CARDS.insufficient, 'grace@example.com');
+      await expect.poll(() => page.locator('#payment-message').textContent()).toContain('insufficient funds');
+      expect(await page.locator('#payment-message').getAttribute('role')).toBe('alert');
+      await screenshot(page, 'element-declined-phone');
+      expect((await sessionOf(cs.id)).status).toBe('OPEN');
+      await page.getByLabel('Card number').fill(CARDS.ok);
+      await page.getByRole('button', { name: /^Pay/ }).click();
+      await page.waitForURL(`${merchantUrl}/success?session=${cs.id}`);
+      expect(problems).toEqual([]);
+    });
+    expect((await sessionOf(cs.id)).status).toBe('COMPLETE');
+    const rows = await paymentsOf(cs.id);
+    expect(rows.map((r) => r.status)).toEqual(['FAILED', 'SUCCEEDED']);
+    expect(proxy.seen.filter((r) => r.body.includes(CARDS.insufficient))).toEqual([]);
+  });
+
+  it('when a 3-D Secure card is used, then Stripe asks for authentication; failed it is shown, completed the payment succeeds', async () => {
+    const cs = await newSession();
+    await withPage(browser, DESKTOP, async (page) => {
+      await page.goto(cs.url);
+      await expect.poll(() => page.getByRole('button', { name: /^Pay/ }).isEnabled()).toBe(true);
+      await pay(page, CARDS.secure);
+      await page.getByRole('button', { name: 'Fail authentication' }).click();
+      await expect.poll(() => page.locator('#payment-message').textContent()).toContain('unable to authenticate');
+      expect((await sessionOf(cs.id)).status).toBe('OPEN');
+      await page.getByRole('button', { name: /^Pay/ }).click();
+      await screenshot(page, 'element-3ds-desktop');
+      await page.getByRole('button', { name: 'Complete authentication' }).click();
+      await page.waitForURL(`${merchantUrl}/success?session=${cs.id}`);
+    });
+    expect((await sessionOf(cs.id)).status).toBe('COMPLETE');
+    expect((await paymentsOf(cs.id)).map((r) => r.status)).toEqual(['FAILED', 'SUCCEEDED']);
+  });
+
+  it('when the webhook arrives before the payer returns, then the return still lands on success_url and the session completed once', async () => {
+    const cs = await newSession();
+    await withPage(browser, DESKTOP, async (page) => {
+      await page.goto(cs.url);
+      await expect.poll(() => page.getByRole('button', { name: /^Pay/ }).isEnabled()).toBe(true);
+      // The browser's return waits until the service has taken Stripe's event.
+      let held = 0;
+      await page.route('**/element/return?*', async (route) => {
+        held++;
+        const intent = new URL(route.request().url()).searchParams.get('payment_intent');
+        await eventually(async () => api.eventsOf('payment_intent.succeeded').some((e) => e.event.data.object.id === intent && e.status === 200));
+        await eventually(async () => (await sessionOf(cs.id)).status === 'COMPLETE');
+        await route.continue();
+      });
+      await pay(page, CARDS.ok);
+      await page.waitForURL(`${merchantUrl}/success?session=${cs.id}`);
+      expect(held).toBe(1);
+    });
+    const [payment] = await paymentsOf(cs.id);
+    expect(await countEvents('payment.succeeded', payment!.id)).toBe(1);
+    expect(await countEvents('checkout.session.completed', cs.id)).toBe(1);
+  });
+
+  it('when the webhook arrives after the payer returned, then it changes nothing: one completion', async () => {
+    const cs = await newSession();
+    api.holdEvents = true;
+    try {
+      await withPage(browser, DESKTOP, async (page) => {
+        await page.goto(cs.url);
+        await expect.poll(() => page.getByRole('button', { name: /^Pay/ }).isEnabled()).toBe(true);
+        await pay(page, CARDS.ok);
+        await page.waitForURL(`${merchantUrl}/success?session=${cs.id}`);
+      });
+      expect((await sessionOf(cs.id)).status).toBe('COMPLETE');
+      expect(api.held.some((e) => e.type === 'payment_intent.succeeded')).toBe(true);
+    } finally {
+      await api.release();
+    }
+    const intent = (await t.sql`select payment_intent_id from checkout_sessions where id = ${cs.id}`)[0]!.payment_intent_id;
+    expect(api.eventsOf('payment_intent.succeeded').find((e) => e.event.data.object.id === intent)?.status).toBe(200);
+    const [payment, ...others] = await paymentsOf(cs.id);
+    expect(others).toEqual([]);
+    expect(await countEvents('payment.succeeded', payment!.id)).toBe(1);
+    expect(await countEvents('checkout.session.completed', cs.id)).toBe(1);
+  });
+
+  it('when anything was paid on these pages, then no request the service received carried a card number', () => {
+    expect(proxy.seen.length).toBeGreaterThan(10);
+    for (const card of Object.values(CARDS)) {
+      expect(api.requestsContaining(card).length).toBeGreaterThan(0);
+      expect(proxy.seen.filter((r) => r.body.includes(card) || r.url.includes(card))).toEqual([]);
+    }
+  });
+});
+
+describe('a live session without live keys', () => {
+  const t = useTestServer();
+
+  it('when the payer opens it, then the page refuses with a clear message and no form, and a pay post is refused too', async () => {
+    const { live } = await t.account();
+    const cs = await createSession(t, live);
+    await withPage(browser, PHONE, async (page) => {
+      const answer = await page.goto(cs.url);
+      expect(answer!.status()).toBe(503);
+      expect(await page.getByText('This merchant cannot take live payments yet').count()).toBe(1);
+      expect(await page.locator('form').count()).toBe(0);
+      expect(await page.getByLabel('Card number').count()).toBe(0);
+      await screenshot(page, 'element-live-off-phone');
+    });
+    const pay = await t.request('POST', `/checkout/${cs.id}/pay`, {
+      rawBody: 'email=a%40b.co&name=A&card_number=4242424242424242&expiry=12%2F34&cvc=123',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(pay.status).toBe(503);
+    expect(String(pay.body)).toContain('cannot take live payments');
+    const prepare = await t.request('POST', `/checkout/${cs.id}/element/prepare`, {
+      rawBody: 'email=a%40b.co',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    });
+    expect(prepare.status).toBe(503);
+    expect((await t.sql`select count(*)::int as n from payments where checkout_session_id = ${cs.id}`)[0]!.n).toBe(0);
+  });
+});
