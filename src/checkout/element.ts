@@ -65,7 +65,7 @@ export function elementPages(c: ElementContext) {
   async function show(req: Request, res: Response, row: SessionRow, processor: Processor, status: number, state: { email?: string; message?: string | null } = {}) {
     let intent: Awaited<ReturnType<typeof elementIntent>>;
     try {
-      intent = await elementIntent(s, processor, row, req.log);
+      intent = await elementIntent(s, row);
     } catch (err) {
       req.log.error({ err, session: row.id }, 'payment intent for the hosted page failed');
       res.setHeader('Retry-After', '30');

@@ -91,15 +91,15 @@ export async function payWithCard(
 ): Promise<PayResult> {
   const o = ownerOf(row);
   const processor = requireProcessor(s, row.livemode);
-  const intentId = (await intentOf(s, row)).id;
+  // Stored on the session before transaction 1, which then reads it with the lock.
+  await intentOf(s, row);
   const started = await withTx(s, log, async (tx): Promise<PayResult | Started> => {
     const locked = await lockPayable(tx, s, row);
-    let session = locked.session;
+    const session = locked.session;
     if (locked.state !== 'open') return { kind: locked.state, session };
     const refused = await refusal(tx, s, session);
     if (refused) return { kind: 'refused', session, message: refused };
     await failPending(tx, s, session, 'authentication_abandoned', 'A new attempt replaced this one before 3-D Secure was finished.');
-    if (!session.payment_intent_id) session = await store.setPaymentIntent(tx.sql, o, session.id, intentId);
     const attempt = await payments.insertPayment(tx.sql, o, {
       id: newId('pay'),
       amount_cents: session.amount_cents,
@@ -156,32 +156,11 @@ export async function pendingChallenge(s: Services, row: SessionRow, paymentId: 
   return p && p.checkout_session_id === row.id && p.status === 'PENDING' && p.next_action === 'three_d_secure' ? p : undefined;
 }
 
-/**
- * The intent a Payment Element page is rendered with, and its client secret. Created on the first
- * page load and stored on the session before the page is shown (the return and the processor's
- * events find the session by it); later loads ask the processor for the stored intent's secret.
- */
-export async function elementIntent(s: Services, processor: Processor, row: SessionRow, log: Logger): Promise<{ session: SessionRow; clientSecret: string }> {
-  let session = row;
-  let secret: string | null;
-  if (row.payment_intent_id) {
-    secret = await processor.paymentIntentSecret(row.payment_intent_id);
-  } else {
-    const customer = row.customer_id ? await findCustomer(s.sql, ownerOf(row), row.customer_id) : undefined;
-    const intent = await processor.createPaymentIntent({
-      reference: row.id,
-      amount: row.amount_cents,
-      currency: row.currency,
-      customer: customer?.processor_customer_id ?? null,
-      livemode: row.livemode,
-    });
-    // Two first loads at once may create two intents: the first stored wins (coalesce), and the
-    // loser's page is given the winner's secret; the other intent is never confirmed.
-    session = await withTx(s, log, (tx) => store.setPaymentIntent(tx.sql, ownerOf(row), row.id, intent.id));
-    secret = session.payment_intent_id === intent.id ? intent.clientSecret : await processor.paymentIntentSecret(session.payment_intent_id!);
-  }
-  if (!secret) throw new Error(`processor ${processor.name} gave no client secret for session ${row.id}`);
-  return { session, clientSecret: secret };
+/** The Payment Element's intent (intentOf: created on the first load, then reused) and its client secret. */
+export async function elementIntent(s: Services, row: SessionRow): Promise<{ session: SessionRow; clientSecret: string }> {
+  const intent = await intentOf(s, row);
+  if (!intent.clientSecret) throw new Error(`the processor gave no client secret for session ${row.id}`);
+  return { session: row, clientSecret: intent.clientSecret };
 }
 
 export type ElementStart = Started | PayResult;

@@ -81,14 +81,6 @@ export async function listSessions(sql: Sql, o: Owner, p: ListSessions): Promise
     ${k.order} limit ${k.limit}`;
 }
 
-/** Keeps the intent already stored, if any: the processor answers the same one for the same session anyway. */
-export async function setPaymentIntent(sql: TxSql, o: Owner, id: string, intentId: string): Promise<SessionRow> {
-  const [row] = await sql<SessionRow[]>`
-    update checkout_sessions set payment_intent_id = coalesce(payment_intent_id, ${intentId}), updated_at = now()
-    where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} returning *`;
-  return row!;
-}
-
 /** OPEN to COMPLETE; the caller holds the row lock. */
 export async function markComplete(sql: TxSql, o: Owner, id: string, paymentId: string): Promise<SessionRow> {
   const [row] = await sql<SessionRow[]>`

@@ -187,8 +187,10 @@ describe('a crash between the recorded attempt and the recorded outcome', () => 
 
   it('when the processor charged the attempt, then the running sweeper completes the session with both events', async () => {
     const cs = await createSession(t, key);
-    const { id, intent } = await leftInFlight(cs.id, 120);
+    // Left young, so the running sweeper cannot ask about it before the charge is made; then aged.
+    const { id, intent } = await leftInFlight(cs.id, 0);
     expect((await t.s.processors.test.confirmPaymentIntent(intent, id, CARD_4242)).status).toBe('succeeded');
+    await t.sql`update payments set processing_since = now() - interval '2 minutes' where id = ${id}`;
 
     await eventually(async () => (await sessionRow(cs.id)).status === 'COMPLETE', 15_000);
     expect(await sessionRow(cs.id)).toEqual({ status: 'COMPLETE', payment_id: id });
