@@ -39,6 +39,36 @@ async function lockPayable(tx: Tx, s: Services, row: SessionRow): Promise<{ sess
   return { session, state: 'open' };
 }
 
+/**
+ * The attempt of transaction 1: PENDING and in flight on the session's intent. `card` is what the
+ * service may keep of a card it saw (the simulator's form); a Payment Element attempt has none
+ * until the processor answers.
+ */
+function insertAttempt(
+  tx: Tx,
+  session: SessionRow,
+  email: string,
+  card: { name: string; brand: string; last4: string } | null,
+  priorCharge: string | null = null,
+): Promise<PaymentRow> {
+  return payments.insertPayment(tx.sql, ownerOf(session), {
+    id: newId('pay'),
+    amount_cents: session.amount_cents,
+    currency: session.currency,
+    checkout_session_id: session.id,
+    payment_intent_id: session.payment_intent_id,
+    customer_id: session.customer_id,
+    email,
+    billing_name: card?.name ?? null,
+    card_brand: card?.brand ?? null,
+    card_last4: card?.last4 ?? null,
+    description: session.description,
+    payment_link_id: session.payment_link_id,
+    link_source: session.link_source,
+    processor_prior_charge: priorCharge,
+  });
+}
+
 /** The first participant's refusal (s.paymentParticipants, built in src/services.ts); null when all agree. */
 async function refusal(tx: Tx, s: Services, session: SessionRow): Promise<string | null> {
   for (const participant of s.paymentParticipants) {
@@ -89,7 +119,6 @@ export async function payWithCard(
   email: string,
   log: Logger,
 ): Promise<PayResult> {
-  const o = ownerOf(row);
   const processor = requireProcessor(s, row.livemode);
   // Stored on the session before transaction 1, which then reads it with the lock.
   await intentOf(s, row);
@@ -100,21 +129,7 @@ export async function payWithCard(
     const refused = await refusal(tx, s, session);
     if (refused) return { kind: 'refused', session, message: refused };
     await failPending(tx, s, session, 'authentication_abandoned', 'A new attempt replaced this one before 3-D Secure was finished.');
-    const attempt = await payments.insertPayment(tx.sql, o, {
-      id: newId('pay'),
-      amount_cents: session.amount_cents,
-      currency: session.currency,
-      checkout_session_id: session.id,
-      payment_intent_id: session.payment_intent_id,
-      customer_id: session.customer_id,
-      email,
-      billing_name: card.name,
-      card_brand: cardBrand(card.number),
-      card_last4: card.number.slice(-4),
-      description: session.description,
-      payment_link_id: session.payment_link_id,
-      link_source: session.link_source,
-    });
+    const attempt = await insertAttempt(tx, session, email, { name: card.name, brand: cardBrand(card.number), last4: card.number.slice(-4) });
     return { kind: 'started', session, attempt };
   });
   if (started.kind !== 'started') return started;
@@ -176,6 +191,15 @@ export type ElementStart = Started | PayResult;
 export async function startElementAttempt(s: Services, processor: Processor, row: SessionRow, email: string, log: Logger): Promise<ElementStart> {
   const o = ownerOf(row);
   for (let round = 0; ; round++) {
+    // The intent's last charge before this attempt: a decline reported later about that charge is an
+    // earlier confirmation's, and must not fail this attempt (recordIntentOutcome).
+    let prior: string | null;
+    try {
+      prior = row.payment_intent_id ? ((await processor.retrieveAttempt(row.payment_intent_id, '')).charge ?? null) : null;
+    } catch (err) {
+      log.warn({ err, sessionId: row.id }, 'processor unavailable while preparing a payment');
+      return { kind: 'in_progress', session: row };
+    }
     const started = await withTx(s, log, async (tx): Promise<ElementStart | { kind: 'in_flight'; attempt: PaymentRow }> => {
       const locked = await lockPayable(tx, s, row);
       const session = locked.session;
@@ -189,21 +213,7 @@ export async function startElementAttempt(s: Services, processor: Processor, row
       const refused = await refusal(tx, s, session);
       if (refused) return { kind: 'refused', session, message: refused };
       await failPending(tx, s, session, 'authentication_abandoned', 'A new attempt replaced this one before 3-D Secure was finished.');
-      const attempt = await payments.insertPayment(tx.sql, o, {
-        id: newId('pay'),
-        amount_cents: session.amount_cents,
-        currency: session.currency,
-        checkout_session_id: session.id,
-        payment_intent_id: session.payment_intent_id,
-        customer_id: session.customer_id,
-        email,
-        billing_name: null,
-        card_brand: null,
-        card_last4: null,
-        description: session.description,
-        payment_link_id: session.payment_link_id,
-        link_source: session.link_source,
-      });
+      const attempt = await insertAttempt(tx, session, email, null, prior);
       return { kind: 'started', session, attempt };
     });
     if (started.kind !== 'in_flight') return started;

@@ -216,6 +216,12 @@ export async function recordIntentOutcome(s: Services, intentId: string, livemod
   }
   const o = ownerOf(row);
   const attempt = await payments.inFlightOfIntent(s.sql, o, row.id, intentId);
+  if (attempt && result.status === 'declined' && result.charge && result.charge === attempt.processor_prior_charge) {
+    // A decline of the charge before this attempt (an earlier press, reported late): not this
+    // attempt's outcome. Its own answer comes with the payer's return, a later event or the sweeper.
+    log.info({ paymentId: attempt.id, charge: result.charge }, 'a decline of an earlier confirmation: left for the attempt in flight');
+    return null;
+  }
   if (attempt) return recordOutcome(s, attempt, result, log);
   if (result.status !== 'succeeded') return null;
   return withTx(s, log, async (tx) => {

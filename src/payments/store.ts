@@ -33,6 +33,8 @@ export interface PaymentRow {
   disputed: boolean;
   /** Set while the processor is being asked about this attempt (in flight); null otherwise. */
   processing_since: Date | null;
+  /** Payment Element attempts: the intent's last charge when the attempt was prepared (stale-decline guard). */
+  processor_prior_charge: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -41,16 +43,17 @@ export type NewPayment = Pick<
   PaymentRow,
   | 'id' | 'amount_cents' | 'currency' | 'checkout_session_id' | 'payment_intent_id' | 'customer_id' | 'email'
   | 'billing_name' | 'card_brand' | 'card_last4' | 'description' | 'payment_link_id' | 'link_source'
->;
+> & { processor_prior_charge?: string | null };
 
 /** A new attempt, PENDING and in flight: it is committed before the processor is called. */
 export async function insertPayment(sql: TxSql, o: Owner, p: NewPayment): Promise<PaymentRow> {
   const [row] = await sql<PaymentRow[]>`
     insert into payments (id, account_id, livemode, amount_cents, currency, checkout_session_id, payment_intent_id,
-      customer_id, email, billing_name, card_brand, card_last4, description, payment_link_id, link_source, processing_since)
+      customer_id, email, billing_name, card_brand, card_last4, description, payment_link_id, link_source, processing_since,
+      processor_prior_charge)
     values (${p.id}, ${o.accountId}, ${o.livemode}, ${p.amount_cents}, ${p.currency}, ${p.checkout_session_id},
       ${p.payment_intent_id}, ${p.customer_id}, ${p.email}, ${p.billing_name}, ${p.card_brand}, ${p.card_last4},
-      ${p.description}, ${p.payment_link_id}, ${p.link_source}, now())
+      ${p.description}, ${p.payment_link_id}, ${p.link_source}, now(), ${p.processor_prior_charge ?? null})
     returning *`;
   return row!;
 }

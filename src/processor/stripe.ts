@@ -73,6 +73,11 @@ function asRefund(r: Stripe.Refund): RefundResult {
 
 /** What a PaymentIntent says of the attempt being paid with it (AttemptLookup). */
 export function attemptOf(pi: Stripe.PaymentIntent): AttemptLookup {
+  const charge = typeof pi.latest_charge === 'string' ? pi.latest_charge : (pi.latest_charge?.id ?? null);
+  return { ...outcomeOf(pi), charge };
+}
+
+function outcomeOf(pi: Stripe.PaymentIntent): AttemptLookup {
   switch (pi.status) {
     case 'succeeded': {
       const charge = typeof pi.latest_charge === 'object' ? pi.latest_charge : null;

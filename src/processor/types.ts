@@ -32,6 +32,8 @@ export type ChargeResult =
  */
 export type AttemptLookup = (ChargeResult | { status: 'not_found' } | { status: 'processing' }) & {
   card?: { brand: string; last4: string } | null;
+  /** The processor's charge the answer is about (its last confirmation), where it has charges. */
+  charge?: string | null;
 };
 
 /**

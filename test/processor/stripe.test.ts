@@ -166,6 +166,28 @@ describe('the Stripe processor in live mode', () => {
     expect([...api.intents.values()].filter((pi) => pi.metadata.checkout_session_id === cs.id)).toHaveLength(1);
   });
 
+  it('when the decline webhook of a first press arrives after the payer pressed Pay again, then it does not fail the new attempt, and the new card completes the session', async () => {
+    const { cs, payer } = await preparedLiveSession(t, live);
+    api.holdEvents = true;
+    try {
+      await confirmInBrowser(payer, CARD_FUNDS); // declined in the browser; its event is held
+      expect((await payer.prepare()).status).toBe(200); // the second press: the first attempt is settled FAILED, a new one starts
+      await api.release(); // the first decline's event arrives only now
+      await delivered(api, 'payment_intent.payment_failed');
+    } finally {
+      api.holdEvents = false;
+    }
+    const [first, second] = await paymentsOf(t, cs.id);
+    expect(first).toMatchObject({ status: 'FAILED', failure_code: 'insufficient_funds' });
+    expect(second).toMatchObject({ status: 'PENDING' });
+    expect(second!.processing_since).not.toBeNull();
+    await confirmInBrowser(payer, CARD_OK);
+    expect((await payer.back()).location).toContain('/thanks');
+    expect((await sessionRow(t, cs.id)).status).toBe('COMPLETE');
+    expect((await paymentsOf(t, cs.id)).map((x) => x.status)).toEqual(['FAILED', 'SUCCEEDED']);
+    expect(await eventTypes(t, second!.id)).toEqual(['payment.succeeded']);
+  });
+
   it('when the card asks for 3-D Secure, then the payment stays in flight until the payer passes it, then completes', async () => {
     const { cs, payer } = await preparedLiveSession(t, live);
     expect((await confirmInBrowser(payer, CARD_3DS)).status).toBe('requires_action');
