@@ -17,8 +17,9 @@ import {
   unreadableFields,
 } from '../pages/index.ts';
 import type { Services } from '../services.ts';
+import { chargesEnabled } from '../processor/select.ts';
 import { ViewRecorder } from './view-counter.ts';
-import { endedPage, linkPage, notFoundPage, thanksPage, type PayerForm } from './views.ts';
+import { endedPage, linkPage, notFoundPage, paymentsOffPage, thanksPage, type PayerForm } from './views.ts';
 import { parseSource, SLUG_PATTERN, type LinkSource } from './schema.ts';
 import { closedReason, startCheckout, type Payer } from './service.ts';
 import * as store from './store.ts';
@@ -92,10 +93,13 @@ export function paymentLinkPagesRouter(s: Services): Router {
     if (req.method === 'GET') views.record(link.id, source);
     const closed = closedReason(link, 0);
     if (closed) return send(res, 200, endedPage(link, closed.badge, closed.message));
+    // A live link while live payments are off (no Stripe keys): no form, nothing to start.
+    if (!chargesEnabled(s, link.livemode)) return send(res, 503, paymentsOffPage(link));
     await showForm(req, res, link, source, 200);
   }));
 
   r.post('/:key', security, form, page(async (req, res, link) => {
+    if (!chargesEnabled(s, link.livemode)) return send(res, 503, paymentsOffPage(link));
     const body = (req.body ?? {}) as Record<string, unknown>;
     const source = parseSource(body.src);
     const payer: Payer = { name: typed(body.name), email: typed(body.email), phone: typed(body.phone) };

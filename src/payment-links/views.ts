@@ -66,6 +66,17 @@ ${alertBox('info', message)}
   return renderPage({ title: `${title(l)}: ${badge}`, body });
 }
 
+/** A live link while live payments are off (no live processor keys): the payer is told, and nothing starts. */
+export function paymentsOffPage(l: PaymentLinkRow): string {
+  const body = html`<div class="card stack">
+${badges(l, 'Unavailable')}
+<h1>${title(l)}</h1>
+<p class="amount">${money(l)}</p>
+${alertBox('info', 'This merchant cannot take live payments yet. Nothing was charged. Please contact the merchant or try again later.')}
+</div>`;
+  return renderPage({ title: `${title(l)}: unavailable`, body });
+}
+
 /** Where the hosted checkout sends the payer after a successful payment on the link. */
 export function thanksPage(l: PaymentLinkRow, receiptUrl: string | null): string {
   const body = html`<div class="card stack">

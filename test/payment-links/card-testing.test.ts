@@ -60,10 +60,10 @@ const declinesOf = async (t: TestServer, linkId: string) =>
 /** The shipped defaults, so that this file shows what a deployment gets without tuning. */
 const DEFAULTS = loadConfig({}).rateLimits;
 
-// The card attempts must reach a processor to be declined (402): a test-mode link (the simulator).
-// A live link with no live Stripe keys refuses every payment before any processor (issue 12), and a
-// live link on Stripe takes the card in Stripe's Payment Element; the link-form limits below are
-// shown on live links, where they apply exactly as here.
+// The card attempts must reach a processor to be declined (402): test-mode links (the simulator).
+// A live link with no live Stripe keys refuses every payer before any session or card (issue 12;
+// test/processor/live-off.test.ts), and a live link on Stripe takes the card in Stripe's Payment
+// Element; the limits count the same in both modes, before either.
 describe('card testing through a link, with the default limits', () => {
   const t = useTestServer({
     env: {
@@ -144,7 +144,7 @@ describe('client address without TRUST_PROXY', () => {
   const t = useTestServer({ env: { RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '3' } });
 
   it('when TRUST_PROXY is not set, then a client that changes X-Forwarded-For on every post is still one client', async () => {
-    const link = await createLink(t, (await t.account()).live);
+    const link = await createLink(t, (await t.account()).test);
     const path = pathOf(link.url);
     const statuses: number[] = [];
     const client = new Client(t, '192.0.2.1');
@@ -161,7 +161,7 @@ describe('IPv6 clients', () => {
   const t = useTestServer({ env: { TRUST_PROXY: 'loopback', RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '2' } });
 
   it('when a client takes a new IPv6 address of its /64 for every post, then it is still one client; another /64 is not', async () => {
-    const link = await createLink(t, (await t.account()).live);
+    const link = await createLink(t, (await t.account()).test);
     const path = pathOf(link.url);
     const client = new Client(t, '2001:db8:1:2::1');
     const statuses: number[] = [];

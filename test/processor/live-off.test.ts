@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createSession } from '../checkout/helpers.ts';
-import { Payer } from '../helpers/payer.ts';
+import { createLink } from '../payment-links/helpers.ts';
+import { Payer, pathOf } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { StripeStandIn } from '../helpers/stripe/api.ts';
 import { STRIPE_WEBHOOK_PATH } from '../../src/processor-events/routes.ts';
@@ -29,6 +30,25 @@ describe('live mode without Stripe keys', () => {
     expect(await t.sql`select id from payments where checkout_session_id = ${cs.id}`).toEqual([]);
     const [row] = await t.sql`select status, payment_intent_id from checkout_sessions where id = ${cs.id}`;
     expect(row).toEqual({ status: 'OPEN', payment_intent_id: null });
+  });
+
+  it('when a payer opens or posts a live payment link, then the page says live payments are off, with no form, and no session starts; a test link still works', async () => {
+    const a = await t.account();
+    const live = await createLink(t, a.live, { collect_email: true });
+    const payer = new Payer(t);
+    const page = await payer.get(pathOf(live.url));
+    expect(page.status).toBe(503);
+    expect(page.html).toContain('cannot take live payments');
+    expect(page.html).not.toContain('name="email"');
+    const posted = await payer.post(pathOf(live.url), { email: 'p@example.com', src: 'DIRECT' });
+    expect(posted.status).toBe(503);
+    expect(posted.html).toContain('cannot take live payments');
+    expect(await t.sql`select id from checkout_sessions where payment_link_id = ${live.id}`).toEqual([]);
+
+    const test = await createLink(t, a.test);
+    const testPayer = new Payer(t);
+    expect((await testPayer.get(pathOf(test.url))).status).toBe(200);
+    expect((await testPayer.post(pathOf(test.url), { src: 'DIRECT' })).status).toBe(303);
   });
 
   it('when a live payment is refunded, then 400 processor_unavailable and no refund is recorded', async () => {
