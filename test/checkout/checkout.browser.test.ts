@@ -4,7 +4,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DESKTOP, launchBrowser, PHONE, screenshot, withPage } from '../helpers/browser.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { createSession } from './helpers.ts';
+import { createSession, teaRoomOrder } from './helpers.ts';
 
 const t = useTestServer();
 let key: string;
@@ -28,16 +28,7 @@ afterAll(async () => {
 });
 
 const newSession = (body: Record<string, unknown> = {}) =>
-  createSession(t, key, {
-    success_url: `${merchantUrl}/success?session={CHECKOUT_SESSION_ID}`,
-    line_items: [
-      { name: 'Loose-leaf green tea, 100 g', quantity: 2, amount: 850 },
-      { name: 'Ceramic teapot', quantity: 1, amount: 3200 },
-    ],
-    amount: undefined,
-    description: 'Order #1042 from the Tea Room',
-    ...body,
-  });
+  createSession(t, key, { ...teaRoomOrder(merchantUrl), ...body });
 
 const statusOf = async (id: string) => (await t.sql`select status, payment_status from checkout_sessions where id = ${id}`)[0]!;
 

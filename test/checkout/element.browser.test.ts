@@ -6,7 +6,7 @@ import { DESKTOP, launchBrowser, PHONE, screenshot, withPage } from '../helpers/
 import { useTestServer } from '../helpers/server.ts';
 import { startStripeStandIn, stripeEnv, type StripeStandIn } from '../helpers/stripe/api.ts';
 import { eventually } from '../helpers/wait.ts';
-import { createSession } from './helpers.ts';
+import { createSession, teaRoomOrder } from './helpers.ts';
 
 /**
  * The Payment Element page in Chromium, in live mode, against the Stripe API stand-in and its
@@ -85,15 +85,7 @@ describe('the Payment Element page with live Stripe keys', () => {
   });
 
   const newSession = () =>
-    createSession(t, live, {
-      success_url: `${merchantUrl}/success?session={CHECKOUT_SESSION_ID}`,
-      line_items: [
-        { name: 'Loose-leaf green tea, 100 g', quantity: 2, amount: 850 },
-        { name: 'Ceramic teapot', quantity: 1, amount: 3200 },
-      ],
-      amount: undefined,
-      description: 'Order #1042 from the Tea Room',
-    });
+    createSession(t, live, teaRoomOrder(merchantUrl));
 
   /** Console messages about the Content-Security-Policy, and pages that failed to load a script. */
   function watch(page: Page): string[] {

@@ -10,3 +10,14 @@ export async function createSession(t: TestServer, key: string, body: Record<str
   if (res.status !== 200) throw new Error(`create session: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body;
 }
+
+/** The order the browser tests pay (two items, $49.00), returning to `merchantUrl`. */
+export const teaRoomOrder = (merchantUrl: string) => ({
+  success_url: `${merchantUrl}/success?session={CHECKOUT_SESSION_ID}`,
+  line_items: [
+    { name: 'Loose-leaf green tea, 100 g', quantity: 2, amount: 850 },
+    { name: 'Ceramic teapot', quantity: 1, amount: 3200 },
+  ],
+  amount: undefined,
+  description: 'Order #1042 from the Tea Room',
+});
