@@ -12,6 +12,7 @@ import {
   type Csrf,
   type HostedPageLimits,
 } from '../pages/index.ts';
+import { emailProblem } from '../processor/cards.ts';
 import type { AttemptLookup, Processor } from '../processor/types.ts';
 import type { Services } from '../services.ts';
 import { elementIntent, startElementAttempt, type PayResult } from './pay.ts';
@@ -30,8 +31,6 @@ import * as views from './views.ts';
 const script = staticScript(new URL('./assets/element.js', import.meta.url));
 export const ELEMENT_SCRIPT_PATH = '/assets/element.js';
 
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
-const IN_PROGRESS = 'A payment for this checkout is being processed. Reload this page in a minute to see its outcome; you will not be charged twice.';
 const UNAVAILABLE = 'Payments are temporarily unavailable. Nothing was charged. Please try again in a few minutes.';
 const NOT_AUTHENTICATED = 'Your bank could not confirm this payment. Nothing was charged. Please try again or use another card.';
 
@@ -96,7 +95,7 @@ export function elementPages(c: ElementContext) {
       case 'refused':
         return res.status(409).json({ error: result.message });
       case 'in_progress':
-        return res.status(409).json({ error: IN_PROGRESS });
+        return res.status(409).json({ error: views.IN_PROGRESS });
       default:
         return res.status(409).json({ redirect: c.here(row) });
     }
@@ -118,7 +117,8 @@ export function elementPages(c: ElementContext) {
         return res.status(429).json({ error: `Too many payment attempts. ${throttledAnswer(res, throttled)}` });
       }
       const email = str((req.body as Record<string, unknown> | undefined)?.email).trim();
-      if (!EMAIL.test(email) || email.length > 254) return res.status(400).json({ field: 'email', error: 'Enter a valid email address.' });
+      const badEmail = emailProblem(email);
+      if (badEmail) return res.status(400).json({ field: 'email', error: badEmail });
       prepared(res, await startElementAttempt(s, processor, row, email, req.log), row);
     }, ['email']));
 
@@ -138,7 +138,7 @@ export function elementPages(c: ElementContext) {
         case 'requires_action':
           return show(req, res, result.session, processor, 402, { email: result.payment.email ?? undefined, message: NOT_AUTHENTICATED });
         case 'in_progress':
-          return html(res, 200, messagePage('Payment in progress', IN_PROGRESS));
+          return html(res, 200, messagePage('Payment in progress', views.IN_PROGRESS));
         default:
           return res.redirect(303, result.session.status === 'COMPLETE' ? c.successRedirect(result.session) : c.here(result.session));
       }

@@ -101,7 +101,7 @@ export function checkoutPagesRouter(s: Services): Router {
       case 'refused':
         return showForm(req, res, result.session, 409, { ...entered, message: result.message });
       case 'in_progress':
-        return html(res, 409, messagePage('Payment in progress', 'A payment for this checkout is being processed. Reload this page in a minute to see its outcome; you will not be charged twice.'));
+        return html(res, 409, messagePage('Payment in progress', views.IN_PROGRESS));
       default:
         return res.redirect(303, here(result.session));
     }

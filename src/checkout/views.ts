@@ -6,6 +6,9 @@ import type { CardFormErrors } from '../processor/cards.ts';
 import type { SessionRow } from './store.ts';
 
 /** Where the page's forms post: paths under the mount point of the hosted pages. */
+
+/** What a payer is told while an attempt of the session is with the processor (card form and Payment Element). */
+export const IN_PROGRESS = 'A payment for this checkout is being processed. Reload this page in a minute to see its outcome; you will not be charged twice.';
 export interface PagePaths {
   base: string; // '' or '/checkout'
 }

@@ -39,6 +39,10 @@ export type CardFormErrors = Partial<Record<keyof CardForm, string>>;
 
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 
+/** The payer's email on the hosted checkout (card form and Payment Element alike): its message, or null. */
+export const emailProblem = (email: string): string | null =>
+  EMAIL.test(email) && email.length <= 254 ? null : 'Enter a valid email address.';
+
 /**
  * Checks the hosted form: email, name, a Luhn-valid number, an expiry (MM/YY) not in the past
  * and a CVC of the brand's length. Every problem gets a message for its field.
@@ -50,7 +54,8 @@ export function parseCardForm(form: CardForm, now = new Date()): { card: CardDet
   const number = form.card_number.replace(/[\s-]/g, '');
   const cvc = form.cvc.trim();
 
-  if (!EMAIL.test(email) || email.length > 254) errors.email = 'Enter a valid email address.';
+  const badEmail = emailProblem(email);
+  if (badEmail) errors.email = badEmail;
   if (!name) errors.name = 'Enter the name on the card.';
   else if (name.length > 200) errors.name = 'The name on the card is at most 200 characters.';
 
