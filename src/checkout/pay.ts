@@ -191,15 +191,17 @@ export type ElementStart = Started | PayResult;
 export async function startElementAttempt(s: Services, processor: Processor, row: SessionRow, email: string, log: Logger): Promise<ElementStart> {
   const o = ownerOf(row);
   for (let round = 0; ; round++) {
-    // The intent's last charge before this attempt: a decline reported later about that charge is an
-    // earlier confirmation's, and must not fail this attempt (recordIntentOutcome).
-    let prior: string | null;
+    if (!row.payment_intent_id) throw new Error(`session ${row.id} has no payment intent: the page stores it first`);
+    // The intent as it stands before this attempt: the outcome of an earlier press still in flight,
+    // and the last charge, whose decline reported later must not fail this attempt (recordIntentOutcome).
+    let intentNow: AttemptLookup;
     try {
-      prior = row.payment_intent_id ? ((await processor.retrieveAttempt(row.payment_intent_id, '')).charge ?? null) : null;
+      intentNow = await processor.retrieveAttempt(row.payment_intent_id, '');
     } catch (err) {
       log.warn({ err, sessionId: row.id }, 'processor unavailable while preparing a payment');
       return { kind: 'in_progress', session: row };
     }
+    const prior = intentNow.charge ?? null;
     const started = await withTx(s, log, async (tx): Promise<ElementStart | { kind: 'in_flight'; attempt: PaymentRow }> => {
       const locked = await lockPayable(tx, s, row);
       const session = locked.session;
@@ -209,7 +211,6 @@ export async function startElementAttempt(s: Services, processor: Processor, row
         return ours && round === 0 ? { kind: 'in_flight', attempt: current } : { kind: 'in_progress', session };
       }
       if (locked.state !== 'open') return { kind: locked.state, session };
-      if (!session.payment_intent_id) throw new Error(`session ${session.id} has no payment intent: the page stores it first`);
       const refused = await refusal(tx, s, session);
       if (refused) return { kind: 'refused', session, message: refused };
       await failPending(tx, s, session, 'authentication_abandoned', 'A new attempt replaced this one before 3-D Secure was finished.');
@@ -217,16 +218,10 @@ export async function startElementAttempt(s: Services, processor: Processor, row
       return { kind: 'started', session, attempt };
     });
     if (started.kind !== 'in_flight') return started;
+    // An earlier press on the same intent is still in flight: what the intent said just now is its outcome.
     const { attempt } = started;
-    let lookup: AttemptLookup;
-    try {
-      lookup = await processor.retrieveAttempt(attempt.payment_intent_id!, attempt.id);
-    } catch (err) {
-      log.warn({ err, paymentId: attempt.id }, 'processor unavailable while asking about an earlier attempt');
-      return { kind: 'in_progress', session: row };
-    }
-    if (lookup.status === 'processing') return { kind: 'started', session: row, attempt };
-    const recorded = await recordOutcome(s, attempt, lookup, log);
+    if (intentNow.status === 'processing') return { kind: 'started', session: row, attempt };
+    const recorded = await recordOutcome(s, attempt, intentNow, log);
     if (recorded.kind !== 'declined') return recorded;
   }
 }
