@@ -9,19 +9,6 @@ import { findRefundById, pendingOfIntent } from '../refunds/store.ts';
 import type { Services } from '../services.ts';
 import { isHandled, markHandled } from './store.ts';
 
-/** The Stripe event types handled; any other is acknowledged and ignored (register only these at Stripe). */
-export const HANDLED_EVENTS = [
-  'payment_intent.succeeded',
-  'payment_intent.payment_failed',
-  'payment_intent.canceled',
-  'charge.refunded',
-  'refund.updated',
-  'refund.failed',
-  'charge.dispute.created',
-  'charge.dispute.updated',
-  'charge.dispute.closed',
-] as const;
-
 const idOf = (v: string | { id: string } | null | undefined): string | null => (typeof v === 'string' ? v : (v?.id ?? null));
 
 /** Refunds of ours PENDING on an intent, each asked about and recorded (charge.refunded names the charge, not our refund). */
@@ -44,6 +31,7 @@ export async function handleStripeEvent(s: Services, event: Stripe.Event, log: L
   const livemode = event.livemode;
   const processor = requireProcessor(s, livemode);
   const object = event.data.object as unknown as Record<string, unknown> & { id: string };
+  // The types handled below are the ones README "Going live" says to register at Stripe; any other is acknowledged and ignored.
   switch (event.type) {
     case 'payment_intent.succeeded':
     case 'payment_intent.payment_failed':
