@@ -15,6 +15,9 @@ import { paymentLinksRouter } from './payment-links/routes.ts';
 import { paymentsRouter } from './payments/routes.ts';
 import { stripeWebhookRouter } from './processor-events/routes.ts';
 import { refundsRouter } from './refunds/routes.ts';
+import { emailsRouter } from './email/routes.ts';
+import { invoiceMountPath, invoicePagesRouter } from './invoices/pages.ts';
+import { invoicesRouter } from './invoices/routes.ts';
 import type { Services } from './services.ts';
 import { eventDeliveriesRouter, webhookEndpointsRouter } from './webhooks/routes.ts';
 
@@ -34,6 +37,7 @@ export function createApp(s: Services): express.Express {
   // Hosted checkout pages (HTML, helmet, urlencoded forms) before the JSON API.
   app.use(checkoutMountPath(s.config.checkoutUrl) || '/', checkoutPagesRouter(s));
   app.use(paymentLinkMountPath(s.config.publicLinkUrl) || '/', paymentLinkPagesRouter(s));
+  app.use(invoiceMountPath(s.config.invoiceUrl) || '/', invoicePagesRouter(s));
 
   const v1 = Router();
   v1.use(authenticate(s.sql, s.config.apiKeyCacheMs));
@@ -46,6 +50,8 @@ export function createApp(s: Services): express.Express {
   v1.use('/payments', paymentsRouter(s));
   v1.use('/disputes', disputesRouter(s));
   v1.use('/refunds', refundsRouter(s));
+  v1.use('/invoices', invoicesRouter(s));
+  v1.use('/emails', emailsRouter(s));
   v1.use('/webhook-endpoints', webhookEndpointsRouter(s));
   v1.use('/events', eventsRouter(s));
   v1.use('/events', eventDeliveriesRouter(s)); // /:id/deliveries and /:id/resend: the webhooks component's

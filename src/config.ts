@@ -85,6 +85,21 @@ const EnvSchema = z.object({
   /** Where stripe-node sends its calls (tests and proxies point it elsewhere) and where the hosted page loads Stripe.js from. */
   STRIPE_API_URL: z.url().default('https://api.stripe.com'),
   STRIPE_JS_URL: z.url().default('https://js.stripe.com/v3/'),
+  /** Where the hosted invoice pages live (default PUBLIC_BASE_URL/invoices). */
+  INVOICE_URL: z.url().optional(),
+  /**
+   * The mail server (docs/decisions.md, "Email"): smtp://user:pass@host:587 or smtps://…:465. Unset:
+   * emails are kept in Postgres and printed to the log, readable at GET /v1/emails, never sent.
+   */
+  SMTP_URL: z.preprocess((v) => (v === '' ? undefined : v), z.url().refine((u) => /^smtps?:\/\//.test(u), 'must be an smtp:// or smtps:// URL').optional()),
+  /** The address emails come from; the merchant's business name is the sender name. */
+  EMAIL_FROM: z.email().default('receipts@localhost'),
+  /** Attempts for one email before it is FAILED (exponential backoff from EMAIL_BACKOFF_BASE_MS). */
+  EMAIL_MAX_ATTEMPTS: int(8, 1),
+  EMAIL_BACKOFF_BASE_MS: int(30_000, 1),
+  /** Reminders of an OPEN invoice past its due_date: one every interval, at most LIMIT of them (0: none). */
+  INVOICE_REMINDER_INTERVAL_MS: int(3 * 24 * 3600 * 1000, 1000),
+  INVOICE_REMINDER_LIMIT: int(3),
 });
 
 export type Config = ReturnType<typeof loadConfig>;
@@ -132,6 +147,14 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicBaseUrl,
     checkoutUrl: trimSlash(e.CHECKOUT_URL ?? `${publicBaseUrl}/checkout`),
     publicLinkUrl: trimSlash(e.PUBLIC_LINK_URL ?? `${publicBaseUrl}/l`),
+    invoiceUrl: trimSlash(e.INVOICE_URL ?? `${publicBaseUrl}/invoices`),
+    email: {
+      smtpUrl: e.SMTP_URL ?? null,
+      from: e.EMAIL_FROM,
+      maxAttempts: e.EMAIL_MAX_ATTEMPTS,
+      backoffBaseMs: e.EMAIL_BACKOFF_BASE_MS,
+    },
+    invoiceReminders: { intervalMs: e.INVOICE_REMINDER_INTERVAL_MS, limit: e.INVOICE_REMINDER_LIMIT },
     logLevel: e.LOG_LEVEL,
     dbPoolMax: e.DB_POOL_MAX,
     dbTimeouts: {

@@ -9,13 +9,15 @@ import { processorWorker } from './processor.ts';
 import { reconcileWorker } from './reconcile.ts';
 import { refundsWorker } from './refunds.ts';
 import { disputesWorker } from './disputes.ts';
+import { emailWorker } from './email.ts';
+import { invoicesWorker } from './invoices.ts';
 import { ScheduleKeeper } from './schedules.ts';
 import { sessionExpiryWorker } from './session-expiry.ts';
 import type { WorkerDefinition } from './types.ts';
 import { webhookDeliveryWorker } from './webhook-delivery.ts';
 
 /** Every worker of the service; `npm run start:worker` and `npm start` run them all. */
-export const WORKERS: WorkerDefinition<never>[] = [maintenanceWorker, reconcileWorker, linkCountersWorker, webhookDeliveryWorker, sessionExpiryWorker, processorWorker, refundsWorker, disputesWorker];
+export const WORKERS: WorkerDefinition<never>[] = [maintenanceWorker, reconcileWorker, linkCountersWorker, webhookDeliveryWorker, sessionExpiryWorker, processorWorker, refundsWorker, disputesWorker, emailWorker, invoicesWorker];
 
 export interface RunningWorkers {
   workers: Worker[];

@@ -5,6 +5,8 @@ import { reconcileDisputes } from '../src/disputes/service.ts';
 import { reconcileCounters } from '../src/payment-links/counters.ts';
 import { settleStuckRefunds } from '../src/refunds/settle.ts';
 import { reconcileDeliveries } from '../src/webhooks/deliver.ts';
+import { reconcileEmails } from '../src/email/send.ts';
+import { reconcileReminders } from '../src/invoices/reminders.ts';
 import type { Reconciler, WorkerDefinition } from './types.ts';
 
 /**
@@ -23,6 +25,9 @@ export const RECONCILERS: Reconciler[] = [
   { name: 'refunds-pending', run: settleStuckRefunds },
   // New disputes (a lost sync job), decisions under review, submit/close calls left pending.
   { name: 'disputes', run: reconcileDisputes },
+  // Reminders due whose job was lost (they write emails), then emails whose send job was lost.
+  { name: 'invoice-reminders', run: reconcileReminders },
+  { name: 'emails', run: reconcileEmails },
 ];
 
 export const reconcileWorker: WorkerDefinition = {

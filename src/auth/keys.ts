@@ -1,5 +1,5 @@
 import { createHash, randomInt } from 'node:crypto';
-import type { Sql } from '../db/sql.ts';
+import type { Db, Sql } from '../db/sql.ts';
 import { newId } from '../lib/ids.ts';
 import type { Owner } from '../lib/owner.ts';
 
@@ -17,11 +17,35 @@ function generateKey(mode: Mode): string {
   return `sk_${mode}_${body}`;
 }
 
-export async function createAccount(sql: Sql): Promise<string> {
+/** A new account; `businessName` is the name payers see (emails, invoices), null until set. */
+export async function createAccount(sql: Sql, businessName: string | null = null): Promise<string> {
   const id = newId('acct');
-  await sql`insert into accounts (id) values (${id})`;
+  await sql`insert into accounts (id, business_name) values (${id}, ${businessName})`;
   return id;
 }
+
+/** The account's business name (null when unset, or for no such account). */
+export async function getBusinessName(sql: Db, accountId: string): Promise<string | null> {
+  const [row] = await sql<{ business_name: string | null }[]>`select business_name from accounts where id = ${accountId}`;
+  return row?.business_name ?? null;
+}
+
+export async function setBusinessName(sql: Sql, accountId: string, name: string | null): Promise<void> {
+  await sql`update accounts set business_name = ${name} where id = ${accountId}`;
+}
+
+/**
+ * The rules of a business name, shared by POST /v1/account and keys:create: trimmed, 1 to 100
+ * characters, no control characters (it is an email sender name and a page heading). Answers the
+ * problem, or null.
+ */
+export function businessNameProblem(name: string): string | null {
+  if (name.length === 0) return 'must not be empty';
+  if (name.length > BUSINESS_NAME_MAX) return `must be at most ${BUSINESS_NAME_MAX} characters`;
+  if (/\p{Cc}/u.test(name)) return 'must not contain control characters (line breaks, tabs)';
+  return null;
+}
+export const BUSINESS_NAME_MAX = 100;
 
 export async function accountExists(sql: Sql, id: string): Promise<boolean> {
   const rows = await sql`select 1 from accounts where id = ${id}`;

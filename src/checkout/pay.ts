@@ -65,6 +65,7 @@ function insertAttempt(
     description: session.description,
     payment_link_id: session.payment_link_id,
     link_source: session.link_source,
+    invoice_id: session.invoice_id,
     processor_prior_charge: priorCharge,
   });
 }

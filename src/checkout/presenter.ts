@@ -23,6 +23,7 @@ export function presentSession(row: SessionRow, checkoutUrl: string) {
     payment_intent_id: row.payment_intent_id,
     payment_id: row.payment_id,
     payment_link_id: row.payment_link_id,
+    invoice_id: row.invoice_id,
     metadata: row.metadata,
     expires_at: unix(row.expires_at),
     completed_at: row.completed_at ? unix(row.completed_at) : null,

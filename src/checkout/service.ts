@@ -49,13 +49,13 @@ function resolveExpiry(s: Services, input: CreateSessionInput, createdUnix: numb
 
 /**
  * Creates an OPEN, unpaid session and, once committed, its expiry job. The API route and payment
- * links (with `extra`) both create sessions here, so both obey the same rules.
+ * links and the hosted invoice page (with `extra`) all create sessions here, so both obey the same rules.
  */
 export async function createSession(
   s: Services,
   owner: Owner,
   input: CreateSessionInput,
-  extra: { paymentLinkId?: string; linkSource?: string; description?: string } = {},
+  extra: { paymentLinkId?: string; linkSource?: string; description?: string; invoiceId?: string } = {},
 ): Promise<SessionRow> {
   const now = new Date();
   const createdUnix = Math.floor(now.getTime() / 1000);
@@ -77,6 +77,7 @@ export async function createSession(
     metadata: metadataOnCreate(input.metadata),
     payment_link_id: extra.paymentLinkId ?? null,
     link_source: extra.linkSource ?? null,
+    invoice_id: extra.invoiceId ?? null,
     expires_at: new Date(expiresAt * 1000),
     created_at: now,
   });

@@ -101,6 +101,7 @@ async function recordLateCharge(tx: Tx, s: Services, session: SessionRow, intent
     description: session.description,
     payment_link_id: session.payment_link_id,
     link_source: session.link_source,
+    invoice_id: session.invoice_id,
   });
   log.warn({ paymentId: attempt.id, sessionId: session.id, status: session.status }, 'the processor charged the session with no attempt in flight: recorded');
   if (payable) return succeed(tx, s, session, attempt, card, log);

@@ -22,6 +22,8 @@ export interface SessionRow {
   payment_id: string | null;
   payment_link_id: string | null;
   link_source: string | null;
+  /** The invoice this session pays (the hosted invoice page's Pay); null otherwise. */
+  invoice_id: string | null;
   expires_at: Date;
   completed_at: Date | null;
   expired_at: Date | null;
@@ -33,16 +35,16 @@ export type NewSession = Pick<
   SessionRow,
   | 'id' | 'amount_cents' | 'currency' | 'success_url' | 'cancel_url' | 'customer_id' | 'customer_email'
   | 'line_items' | 'description' | 'metadata' | 'payment_link_id' | 'link_source' | 'expires_at' | 'created_at'
->;
+> & { invoice_id?: string | null };
 
 export async function insertSession(sql: Db, o: Owner, s: NewSession): Promise<SessionRow> {
   const [row] = await sql<SessionRow[]>`
     insert into checkout_sessions (id, account_id, livemode, amount_cents, currency, success_url, cancel_url,
       customer_id, customer_email, line_items, description, metadata, payment_link_id, link_source,
-      expires_at, created_at, updated_at)
+      invoice_id, expires_at, created_at, updated_at)
     values (${s.id}, ${o.accountId}, ${o.livemode}, ${s.amount_cents}, ${s.currency}, ${s.success_url}, ${s.cancel_url},
       ${s.customer_id}, ${s.customer_email}, ${s.line_items ? sql.json(s.line_items) : null}, ${s.description},
-      ${sql.json(s.metadata)}, ${s.payment_link_id}, ${s.link_source}, ${s.expires_at}, ${s.created_at}, ${s.created_at})
+      ${sql.json(s.metadata)}, ${s.payment_link_id}, ${s.link_source}, ${s.invoice_id ?? null}, ${s.expires_at}, ${s.created_at}, ${s.created_at})
     returning *`;
   return row!;
 }
@@ -79,6 +81,24 @@ export async function listSessions(sql: Sql, o: Owner, p: ListSessions): Promise
       ${p.customer_id !== undefined ? sql`and customer_id = ${p.customer_id}` : sql``}
       ${k.where}
     ${k.order} limit ${k.limit}`;
+}
+
+/**
+ * An OPEN session of invoice `invoiceId` for exactly `amount` that the hosted invoice page may hand
+ * out again instead of opening another: unexpired for at least `minLeftSeconds` more, and with no
+ * attempt in flight.
+ */
+export async function findReusableInvoiceSession(sql: Sql, o: Owner, invoiceId: string, amount: number, minLeftSeconds: number): Promise<SessionRow | undefined> {
+  const [row] = await sql<SessionRow[]>`
+    select * from checkout_sessions cs
+    where invoice_id = ${invoiceId} and account_id = ${o.accountId} and livemode = ${o.livemode}
+      and status = 'OPEN' and amount_cents = ${amount}
+      and expires_at > now() + make_interval(secs => ${minLeftSeconds})
+      and not exists (
+        select 1 from payments p
+        where p.checkout_session_id = cs.id and p.status = 'PENDING' and p.processing_since is not null)
+    order by id desc limit 1`;
+  return row;
 }
 
 /** OPEN to COMPLETE; the caller holds the row lock. */

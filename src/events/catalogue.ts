@@ -1,7 +1,7 @@
 /**
  * Every event type: the seven of spec 6.2 in the order the spec lists them (the two invoice events
  * are accepted in `enabled_events` so that a subscription written today keeps working when invoices
- * arrive), then the refund and dispute events this service adds.
+ * arrive), then the refund, dispute and invoice events this service adds.
  */
 export const EVENT_TYPES = [
   { type: 'checkout.session.completed', description: 'A checkout session moved to COMPLETE.' },
@@ -16,6 +16,12 @@ export const EVENT_TYPES = [
   { type: 'dispute.created', description: 'A payment was disputed by the cardholder (a chargeback).' },
   { type: 'dispute.updated', description: "A dispute's evidence or status changed." },
   { type: 'dispute.closed', description: 'A dispute was decided: WON or LOST.' },
+  { type: 'invoice.created', description: 'An invoice was created as a DRAFT.' },
+  { type: 'invoice.updated', description: 'A DRAFT invoice was edited, or a payment reduced the amount due of an invoice that is not yet paid.' },
+  { type: 'invoice.deleted', description: 'A DRAFT invoice was deleted.' },
+  { type: 'invoice.finalized', description: 'An invoice moved from DRAFT to OPEN and received its number.' },
+  { type: 'invoice.voided', description: 'An invoice moved to VOID: it accepts no payment.' },
+  { type: 'invoice.marked_uncollectible', description: 'An invoice moved to UNCOLLECTIBLE (it can still be paid).' },
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number]['type'];

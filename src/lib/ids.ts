@@ -24,6 +24,8 @@ export const ID_PREFIXES = {
   view: 'plv',
   refund: 're',
   dispute: 'dp',
+  invoice: 'in',
+  email: 'em',
 } as const;
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];
 

@@ -15,6 +15,7 @@ export function presentPayment(row: PaymentRow, checkoutUrl: string) {
     checkout_session_id: row.checkout_session_id,
     payment_intent_id: row.payment_intent_id,
     payment_link_id: row.payment_link_id,
+    invoice_id: row.invoice_id,
     email: row.email,
     billing_name: row.billing_name,
     card: row.card_last4 ? { brand: row.card_brand, last4: row.card_last4 } : null,

@@ -25,6 +25,8 @@ export interface PaymentRow {
   description: string | null;
   payment_link_id: string | null;
   link_source: string | null;
+  /** The invoice this payment pays (copied from its checkout session); null otherwise. */
+  invoice_id: string | null;
   succeeded_at: Date | null;
   failed_at: Date | null;
   /** The sum of its SUCCEEDED refunds (refunds/settle.ts adds each one as it succeeds). */
@@ -43,17 +45,18 @@ export type NewPayment = Pick<
   PaymentRow,
   | 'id' | 'amount_cents' | 'currency' | 'checkout_session_id' | 'payment_intent_id' | 'customer_id' | 'email'
   | 'billing_name' | 'card_brand' | 'card_last4' | 'description' | 'payment_link_id' | 'link_source'
-> & { processor_prior_charge?: string | null };
+> & { processor_prior_charge?: string | null; invoice_id?: string | null };
 
 /** A new attempt, PENDING and in flight: it is committed before the processor is called. */
 export async function insertPayment(sql: TxSql, o: Owner, p: NewPayment): Promise<PaymentRow> {
   const [row] = await sql<PaymentRow[]>`
     insert into payments (id, account_id, livemode, amount_cents, currency, checkout_session_id, payment_intent_id,
       customer_id, email, billing_name, card_brand, card_last4, description, payment_link_id, link_source, processing_since,
-      processor_prior_charge)
+      processor_prior_charge, invoice_id)
     values (${p.id}, ${o.accountId}, ${o.livemode}, ${p.amount_cents}, ${p.currency}, ${p.checkout_session_id},
       ${p.payment_intent_id}, ${p.customer_id}, ${p.email}, ${p.billing_name}, ${p.card_brand}, ${p.card_last4},
-      ${p.description}, ${p.payment_link_id}, ${p.link_source}, now(), ${p.processor_prior_charge ?? null})
+      ${p.description}, ${p.payment_link_id}, ${p.link_source}, now(), ${p.processor_prior_charge ?? null},
+      ${p.invoice_id ?? null})
     returning *`;
   return row!;
 }
@@ -148,6 +151,18 @@ export async function linkPlacesTaken(sql: TxSql, linkId: string): Promise<numbe
   const [row] = await sql<{ n: number }[]>`
     select count(*)::int as n from payments
     where payment_link_id = ${linkId} and (status = 'SUCCEEDED' or processing_since is not null)`;
+  return row!.n;
+}
+
+/**
+ * The amount an invoice's attempts in flight hold (they keep it while the processor is called with
+ * no lock held), leaving out the attempts of session `exceptSessionId` (the one asking: its own
+ * attempt must not block it). Read under the invoice's row lock (invoices/participant.ts).
+ */
+export async function invoiceAmountInFlight(sql: TxSql, invoiceId: string, exceptSessionId: string): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`
+    select coalesce(sum(amount_cents), 0)::bigint as n from payments
+    where invoice_id = ${invoiceId} and processing_since is not null and checkout_session_id is distinct from ${exceptSessionId}`;
   return row!.n;
 }
 

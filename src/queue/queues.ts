@@ -11,6 +11,8 @@ export const QUEUE_NAMES = {
   reconcile: 'reconcile',
   disputes: 'disputes',
   refunds: 'refunds',
+  email: 'email',
+  invoices: 'invoices',
 } as const;
 export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
 

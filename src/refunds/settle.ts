@@ -1,5 +1,8 @@
 import type { Logger } from 'pino';
-import { withTx } from '../db/tx.ts';
+import { withTx, type Tx } from '../db/tx.ts';
+import { queueEmailBesides } from '../email/outbox.ts';
+import { paymentRecipient } from '../email/store.ts';
+import { refundNoticeEmail } from '../email/templates.ts';
 import { ownerOf } from '../lib/owner.ts';
 import { presentPayment } from '../payments/presenter.ts';
 import * as payments from '../payments/store.ts';
@@ -37,6 +40,7 @@ export async function recordRefundOutcome(s: Services, refund: RefundRow, result
       const updated = await payments.addRefunded(tx.sql, payment.id, done.amount_cents);
       await recordEvent(tx, o.accountId, 'refund.updated', presentRefund(done));
       await recordEvent(tx, o.accountId, 'payment.refunded', presentPayment(updated, s.config.checkoutUrl));
+      await queueRefundNotice(tx, updated, done);
       return done;
     }
     const done = result.status === 'failed'
@@ -45,6 +49,36 @@ export async function recordRefundOutcome(s: Services, refund: RefundRow, result
     if (!done) return (await store.findRefundById(tx.sql, refund.id))!;
     await recordEvent(tx, o.accountId, 'refund.updated', presentRefund(done));
     return done;
+  });
+}
+
+/**
+ * The payer's refund notice, queued with the refund's success (same recipient rule as the receipt:
+ * src/email/store.ts paymentRecipient). One per refund; none when no email is known. A failure to
+ * queue it never undoes the refund (queueEmailBesides).
+ */
+async function queueRefundNotice(tx: Tx, payment: payments.PaymentRow, refund: RefundRow): Promise<void> {
+  const to = await paymentRecipient(tx.sql, payment.id);
+  if (!to) return;
+  const { checkoutUrl } = tx.s.config;
+  await queueEmailBesides(tx, ownerOf(refund), {
+    to,
+    template: 'refund_notice',
+    relatedObject: refund.id,
+    dedupeKey: `refund_notice:${refund.id}`,
+    render: (merchant) =>
+      refundNoticeEmail({
+        merchantName: merchant.name,
+        refundId: refund.id,
+        paymentId: payment.id,
+        amountCents: refund.amount_cents,
+        paymentAmountCents: payment.amount_cents,
+        totalRefundedCents: payment.amount_refunded_cents,
+        currency: refund.currency,
+        refundedAt: refund.updated_at,
+        card: payment.card_last4 ? { brand: payment.card_brand, last4: payment.card_last4 } : null,
+        receiptUrl: payment.checkout_session_id ? `${checkoutUrl}/${payment.checkout_session_id}/receipt` : null,
+      }),
   });
 }
 

@@ -197,7 +197,7 @@ describe('validation', () => {
 });
 
 describe('event types and the admin board', () => {
-  it('when the catalogue is read, then it lists the seven types of spec 6.2, then the refund and dispute types', async () => {
+  it('when the catalogue is read, then it lists the seven types of spec 6.2, then the refund, dispute and invoice types', async () => {
     const a = await t.account();
     const res = await t.request('GET', '/v1/event-types', { key: a.test });
     expect(res.status).toBe(200);
@@ -214,6 +214,12 @@ describe('event types and the admin board', () => {
       'dispute.created',
       'dispute.updated',
       'dispute.closed',
+      'invoice.created',
+      'invoice.updated',
+      'invoice.deleted',
+      'invoice.finalized',
+      'invoice.voided',
+      'invoice.marked_uncollectible',
     ]);
     expect((await t.request('GET', '/v1/event-types')).status).toBe(401);
   });

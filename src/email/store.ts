@@ -1,0 +1,155 @@
+import type { Db, Sql, TxSql } from '../db/sql.ts';
+import { newId } from '../lib/ids.ts';
+import type { Owner } from '../lib/owner.ts';
+import { keyset } from '../lib/pagination.ts';
+import type { ListEmails } from './schema.ts';
+
+export type EmailTemplate = 'receipt' | 'refund_notice' | 'invoice' | 'invoice_reminder';
+export type EmailStatus = 'PENDING' | 'SENT' | 'FAILED';
+
+export interface EmailRow {
+  id: string;
+  account_id: string;
+  livemode: boolean;
+  to_address: string;
+  template: EmailTemplate;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  status: EmailStatus;
+  attempts: number;
+  last_error: string | null;
+  transport: 'smtp' | 'log' | null;
+  message_id: string | null;
+  related_object: string | null;
+  dedupe_key: string | null;
+  sent_at: Date | null;
+  failed_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface NewEmailRow {
+  to_address: string;
+  template: EmailTemplate;
+  subject: string;
+  text_body: string;
+  html_body: string;
+  related_object: string | null;
+  dedupe_key: string | null;
+}
+
+/** A new PENDING email; undefined when its dedupe key was already used in this account and mode. */
+export async function insertEmail(sql: TxSql, o: Owner, e: NewEmailRow): Promise<EmailRow | undefined> {
+  const [row] = await sql<EmailRow[]>`
+    insert into emails (id, account_id, livemode, to_address, template, subject, text_body, html_body, related_object, dedupe_key)
+    values (${newId('em')}, ${o.accountId}, ${o.livemode}, ${e.to_address}, ${e.template}, ${e.subject}, ${e.text_body},
+      ${e.html_body}, ${e.related_object}, ${e.dedupe_key})
+    on conflict (account_id, livemode, dedupe_key) where dedupe_key is not null do nothing
+    returning *`;
+  return row;
+}
+
+export async function findEmail(sql: Db, o: Owner, id: string): Promise<EmailRow | undefined> {
+  const [row] = await sql<EmailRow[]>`
+    select * from emails where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode}`;
+  return row;
+}
+
+export async function listEmails(sql: Sql, o: Owner, p: ListEmails): Promise<EmailRow[]> {
+  const k = keyset(sql, p);
+  return sql<EmailRow[]>`
+    select * from emails
+    where account_id = ${o.accountId} and livemode = ${o.livemode}
+      ${p.status !== undefined ? sql`and status = ${p.status}` : sql``}
+      ${p.template !== undefined ? sql`and template = ${p.template}` : sql``}
+      ${p.related_object !== undefined ? sql`and related_object = ${p.related_object}` : sql``}
+      ${p.to !== undefined ? sql`and lower(to_address) = lower(${p.to})` : sql``}
+      ${k.where}
+    ${k.order} limit ${k.limit}`;
+}
+
+/** What the send job needs: the row and the sender name (read when it leaves, so a renamed business shows its new name). */
+export type SendContext = EmailRow & { business_name: string | null };
+
+export async function loadForSend(sql: Sql, id: string): Promise<SendContext | undefined> {
+  const [row] = await sql<SendContext[]>`
+    select e.*, nullif(btrim(a.business_name), '') as business_name
+    from emails e join accounts a on a.id = e.account_id
+    where e.id = ${id}`;
+  return row;
+}
+
+/** Counts one attempt of a PENDING email, before the message leaves; undefined when it is no longer PENDING. */
+export async function startAttempt(sql: Sql, id: string): Promise<EmailRow | undefined> {
+  const [row] = await sql<EmailRow[]>`
+    update emails set attempts = attempts + 1, updated_at = now()
+    where id = ${id} and status = 'PENDING'
+    returning *`;
+  return row;
+}
+
+export async function markSent(sql: Sql, id: string, transport: 'smtp' | 'log', messageId: string): Promise<EmailRow | undefined> {
+  const [row] = await sql<EmailRow[]>`
+    update emails set status = 'SENT', sent_at = now(), transport = ${transport}, message_id = ${messageId},
+      last_error = null, updated_at = now()
+    where id = ${id} and status = 'PENDING'
+    returning *`;
+  return row;
+}
+
+/** Records a failed attempt: the email stays PENDING (retried) or, with `final`, becomes FAILED. */
+export async function recordFailure(sql: Sql, id: string, error: string, final: boolean): Promise<EmailRow | undefined> {
+  const [row] = await sql<EmailRow[]>`
+    update emails set last_error = ${error},
+      status = ${final ? 'FAILED' : 'PENDING'}, failed_at = ${final ? sql`now()` : null},
+      updated_at = now()
+    where id = ${id} and status = 'PENDING'
+    returning *`;
+  return row;
+}
+
+/**
+ * PENDING emails created before `before` (older than the after-commit enqueue could still be
+ * running), in id order after `after`: the candidates of the repair pass.
+ */
+export async function stalePending(sql: Sql, before: Date, after: string, limit: number): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`
+    select id from emails
+    where status = 'PENDING' and created_at < ${before} and id > ${after}
+    order by id limit ${limit}`;
+  return rows.map((r) => r.id);
+}
+
+/** Of `ids`, those still PENDING (re-read after the job states, closing the race with a job that just finished). */
+export async function stillPending(sql: Sql, ids: readonly string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await sql<{ id: string }[]>`select id from emails where id in ${sql(ids)} and status = 'PENDING'`;
+  return rows.map((r) => r.id);
+}
+
+/**
+ * Who receives a payment's receipt and refund notices: the email recorded on the payment (typed on
+ * the hosted page), else the session's customer_email, else the attached customer's email; null
+ * when none is known. Read in the caller's transaction (the payment's row as it is being recorded).
+ */
+export async function paymentRecipient(sql: Db, paymentId: string): Promise<string | null> {
+  const [row] = await sql<{ email: string | null }[]>`
+    select coalesce(nullif(btrim(p.email), ''), nullif(btrim(cs.customer_email), ''), nullif(btrim(c.email), '')) as email
+    from payments p
+    left join checkout_sessions cs on cs.id = p.checkout_session_id
+    left join customers c on c.id = coalesce(p.customer_id, cs.customer_id)
+      and c.account_id = p.account_id and c.livemode = p.livemode
+    where p.id = ${paymentId}`;
+  return row?.email ?? null;
+}
+
+/** The number of the invoice a payment paid, recorded on the payment or its session (null for any other payment). */
+export async function invoiceNumberOfPayment(sql: Db, paymentId: string): Promise<string | null> {
+  const [row] = await sql<{ number: string | null }[]>`
+    select i.number from payments p
+    left join checkout_sessions cs on cs.id = p.checkout_session_id
+    join invoices i on i.id = coalesce(p.invoice_id, cs.invoice_id) and i.account_id = p.account_id and i.livemode = p.livemode
+    where p.id = ${paymentId}`;
+  return row?.number ?? null;
+}
