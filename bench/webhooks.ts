@@ -20,6 +20,7 @@ import {
   fmtRatio,
   freshDatabase,
   ROOT,
+  api,
   say,
   serviceEnvNote,
   startService,
@@ -85,17 +86,6 @@ const now = () => performance.timeOrigin + performance.now();
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
-}
-
-async function api(url: string, key: string, method: string, path: string, body?: unknown) {
-  const res = await fetch(url + path, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const json = (await res.json()) as any;
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json;
 }
 
 /** Latency: one expire call at a time, each waiting for its event to reach the receiver. */

@@ -141,3 +141,15 @@ export async function startService(o: ServiceOptions): Promise<Service> {
     },
   };
 }
+
+/** One call to the service's API with a key; throws on any answer but 2xx. */
+export async function api(url: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
+  const res = await fetch(url + path, {
+    method,
+    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  const json = (await res.json()) as unknown;
+  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
+  return json;
+}

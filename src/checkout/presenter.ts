@@ -19,7 +19,8 @@ export function presentSession(row: SessionRow, checkoutUrl: string) {
     customer_id: row.customer_id,
     customer_email: row.customer_email,
     description: row.description,
-    line_items: row.line_items,
+    // In the order the API takes them (jsonb keeps its keys in its own order).
+    line_items: row.line_items?.map((i) => ({ name: i.name, quantity: i.quantity, amount: i.amount })) ?? null,
     payment_intent_id: row.payment_intent_id,
     payment_id: row.payment_id,
     payment_link_id: row.payment_link_id,

@@ -14,12 +14,9 @@ import { isPermanentSendError, scrubError } from './transport.ts';
  * recipient or the message), makes the email FAILED.
  */
 export async function sendEmailJob(s: Services, emailId: string): Promise<string> {
-  const row = await store.loadForSend(s.sql, emailId);
-  if (!row) return 'missing';
-  if (row.status !== 'PENDING') return `skipped (${row.status})`;
-  const attempt = await store.startAttempt(s.sql, emailId);
-  if (!attempt) return 'skipped (no longer PENDING)';
-  const n = attempt.attempts;
+  const row = await store.startAttempt(s.sql, emailId);
+  if (!row) return 'skipped (missing or no longer PENDING)';
+  const n = row.attempts;
   const log = s.log.child({ job: emailId, emailId });
   let messageId: string;
   try {

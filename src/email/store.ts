@@ -72,20 +72,16 @@ export async function listEmails(sql: Sql, o: Owner, p: ListEmails): Promise<Ema
 /** What the send job needs: the row and the sender name (read when it leaves, so a renamed business shows its new name). */
 export type SendContext = EmailRow & { business_name: string | null };
 
-export async function loadForSend(sql: Sql, id: string): Promise<SendContext | undefined> {
+/**
+ * Counts one attempt of a PENDING email, before the message leaves, and answers it with the
+ * account's business name (the sender name); undefined when it is missing or no longer PENDING.
+ */
+export async function startAttempt(sql: Sql, id: string): Promise<SendContext | undefined> {
   const [row] = await sql<SendContext[]>`
-    select e.*, nullif(btrim(a.business_name), '') as business_name
-    from emails e join accounts a on a.id = e.account_id
-    where e.id = ${id}`;
-  return row;
-}
-
-/** Counts one attempt of a PENDING email, before the message leaves; undefined when it is no longer PENDING. */
-export async function startAttempt(sql: Sql, id: string): Promise<EmailRow | undefined> {
-  const [row] = await sql<EmailRow[]>`
-    update emails set attempts = attempts + 1, updated_at = now()
-    where id = ${id} and status = 'PENDING'
-    returning *`;
+    update emails e set attempts = e.attempts + 1, updated_at = now()
+    from accounts a
+    where e.id = ${id} and e.status = 'PENDING' and a.id = e.account_id
+    returning e.*, nullif(btrim(a.business_name), '') as business_name`;
   return row;
 }
 

@@ -25,7 +25,16 @@ export interface Mailer {
  * the attempt (retried by the job) instead of holding a worker: connect, the server's greeting, and
  * any silence of the socket afterwards. Well inside WORKER_LOCK_MS (30 s by default).
  */
-export const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000, dnsTimeout: 10_000 } as const;
+const SMTP_TIMEOUTS = { connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 20_000, dnsTimeout: 10_000 } as const;
+
+/**
+ * The transport's options besides SMTP_URL: the bounds above, and a small pool. A new SMTP
+ * conversation per message (TCP, greeting, STARTTLS, login) cost as much CPU as the payment whose
+ * receipt it sends (bench/RESULTS.md, "Email"); a pooled connection sends up to 100 messages, at
+ * most 5 at once, and one the server closed while idle is replaced on the next message (a message
+ * that fails on it is retried by its job like any other failure).
+ */
+export const SMTP_OPTIONS = { ...SMTP_TIMEOUTS, pool: true, maxConnections: 5, maxMessages: 100 } as const;
 
 /** What SMTP_URL says, without its password (for logs and start-up lines). */
 export function describeSmtpUrl(smtpUrl: string): string {
@@ -71,9 +80,7 @@ export function isPermanentSendError(err: unknown): boolean {
 export function createMailer(config: Config, log: Logger): Mailer {
   const { smtpUrl } = config.email;
   if (!smtpUrl) return logMailer(log);
-  // One connection per message (no pool): nothing idle to go stale between the jobs of a small
-  // merchant, and each attempt's failure is its own. The worker's concurrency bounds connections.
-  const transport = createTransport({ url: smtpUrl, ...SMTP_TIMEOUTS, logger: false, debug: false });
+  const transport = createTransport({ url: smtpUrl, ...SMTP_OPTIONS, logger: false, debug: false });
   return {
     kind: 'smtp',
     async send(msg) {

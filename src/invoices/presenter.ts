@@ -4,6 +4,9 @@ import type { InvoiceRow } from './store.ts';
 
 const at = (d: Date | null): number | null => (d ? unix(d) : null);
 
+/** The items in the order the API takes them (jsonb keeps its keys in its own order). */
+const lineItems = (row: InvoiceRow) => row.line_items.map((i) => ({ name: i.name, quantity: i.quantity, amount: i.amount }));
+
 /** The invoice object (README, "Invoices"); webhook payloads use this same function. */
 export function presentInvoice(row: InvoiceRow, invoiceUrl: string) {
   return {
@@ -14,7 +17,7 @@ export function presentInvoice(row: InvoiceRow, invoiceUrl: string) {
     number: row.number,
     status: row.status,
     currency: row.currency,
-    line_items: row.line_items,
+    line_items: lineItems(row),
     total_cents: row.total_cents,
     amount_paid_cents: row.amount_paid_cents,
     amount_due_cents: row.amount_due_cents,
@@ -45,7 +48,7 @@ export function invoiceEmailData(row: InvoiceRow, merchantName: string | null, i
     merchantName,
     number: row.number ?? '',
     currency: row.currency,
-    lineItems: row.line_items.map((i) => ({ name: i.name, quantity: i.quantity, amount: i.amount })),
+    lineItems: lineItems(row),
     totalCents: row.total_cents,
     amountPaidCents: row.amount_paid_cents,
     amountDueCents: row.amount_due_cents,

@@ -201,7 +201,7 @@ ${badges(inv)}
 ${v.merchant ? html`<p class="merchant">${v.merchant}</p>` : ''}
 <h1>${invoiceTitle(inv)}</h1>
 ${paidNotice(v)}
-${due !== null ? html`<p class="muted">Amount due</p><p class="amount">${money(due)}</p>` : html`<p class="amount">${money(inv.total_cents)}</p>`}
+${due !== null ? html`<p class="muted">Amount due</p><p class="amount">${money(due)}</p>` : html`<p class="muted">Total</p><p class="amount">${money(inv.total_cents)}</p>`}
 ${inv.description ? html`<p class="description">${inv.description}</p>` : ''}
 ${facts(inv)}
 ${items(inv)}

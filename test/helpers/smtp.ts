@@ -37,12 +37,14 @@ export interface TestSmtp {
  * A real SMTP server in the test process (smtp-server, no TLS, any login accepted): the service
  * talks SMTP to it exactly as to a mail provider, and the test reads what arrived.
  */
-export async function startSmtp(): Promise<TestSmtp> {
+export async function startSmtp(port = 0): Promise<TestSmtp> {
   const received: ReceivedMail[] = [];
   const state: { refuse: string | null; refuseCode: number } = { refuse: null, refuseCode: 451 };
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
+    // close() drops connections still open after this (the service's pool keeps some) instead of waiting 30 s.
+    closeTimeout: 200,
     logger: false,
     onAuth: (_auth, _session, cb) => cb(null, { user: 'test' }),
     onData(stream, session, cb) {
@@ -73,11 +75,11 @@ export async function startSmtp(): Promise<TestSmtp> {
       });
     },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+  const bound = (server.server.address() as AddressInfo).port;
   return {
-    url: `smtp://127.0.0.1:${port}`,
-    port,
+    url: `smtp://127.0.0.1:${bound}`,
+    port: bound,
     received,
     to: (address) => received.filter((m) => m.to.includes(address)),
     waitFor: (predicate, timeoutMs = 10_000) =>

@@ -52,7 +52,8 @@ const send = async (id: string) => {
   return res.body;
 };
 const get = async (id: string) => (await t.request('GET', `/v1/invoices/${id}`, { key })).body;
-const inSeconds = (s: number) => Math.floor(Date.now() / 1000) + s;
+// Whole seconds: `ceil` and one more, so that a due date is always at least `s` seconds away (floor could leave a few ms).
+const inSeconds = (s: number) => Math.ceil(Date.now() / 1000) + s;
 const reminderRows = (id: string) =>
   t.sql<{ dedupe_key: string; status: string }[]>`
     select dedupe_key, status from emails where related_object = ${id} and template = 'invoice_reminder' order by id`;
@@ -84,7 +85,7 @@ describe('the invoice email', () => {
 describe('reminders', () => {
   it('when an OPEN invoice comes due, then exactly the limit of reminders (2) arrive an interval apart, recorded and visible on the invoice', async () => {
     const c = await customer();
-    const inv = await invoice(c.id, { due_date: inSeconds(1) });
+    const inv = await invoice(c.id, { due_date: inSeconds(2) });
     const sent = await send(inv.id);
     expect(sent.reminders).toEqual({ count: 0, last_sent_at: null, next_at: inv.due_date });
 

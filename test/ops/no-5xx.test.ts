@@ -8,6 +8,7 @@ import { eventually } from '../helpers/wait.ts';
 import { createLink } from '../payment-links/helpers.ts';
 import { encode, hostileBody, hostileParams, idSegment, NUMBER_EDGES, NUMBER_TEXT_EDGES, paramsText, TEXT_EDGES } from './hostile.ts';
 import { pathOf, Payer } from '../helpers/payer.ts';
+import { payInvoice, sessionOf } from '../invoices/page-helpers.ts';
 
 /**
  * Property: whatever a client sends to any endpoint or hosted page, the answer is not a 5xx, comes
@@ -91,6 +92,40 @@ beforeAll(async () => {
   await post(`/v1/checkout/sessions/${await sessionId()}/expire`, {}); // an event, with deliveries to resend
   const events = await t.request('GET', '/v1/events?limit=1', { key });
   fx.evt = events.body.data[0].id;
+
+  // Invoices (issue 13): one invoice for each route that changes one (the second id of those routes is
+  // a PAID invoice, which each refuses), and sent ones for the hosted pages, which no fuzzed route changes.
+  await post('/v1/account', { business_name: 'Fuzz & Co' });
+  const draft = (body: Record<string, unknown> = {}) => post('/v1/invoices', { ...invoice(), ...body });
+  const sent = async (body: Record<string, unknown> = {}) => {
+    const id = await draft(body);
+    const res = await t.request('POST', `/v1/invoices/${id}/send`, { key });
+    if (res.status !== 200) throw new Error(`send ${id}: ${res.status} ${JSON.stringify(res.body)}`);
+    return { id, url: res.body.hosted_invoice_url as string, token: pathOf(res.body.hosted_invoice_url).split('/').pop()! };
+  };
+  fx.in = await draft();
+  fx.inGone = await draft();
+  fx.inFinalize = await draft();
+  fx.inSend = await draft();
+  fx.inVoid = await post(`/v1/invoices/${await draft()}/finalize`, {});
+  fx.inUncollectible = await post(`/v1/invoices/${await draft()}/finalize`, {});
+  const partial = await sent({ allow_partial_payments: true, minimum_payment_cents: 500 });
+  fx.inPartial = partial.id;
+  fx.tok = partial.token;
+  const voided = await sent();
+  await post(`/v1/invoices/${voided.id}/void`, {});
+  fx.tokVoid = voided.token;
+  const paidInvoice = await sent({ allow_partial_payments: false, minimum_payment_cents: null });
+  if ((await payInvoice(t, paidInvoice.url)).paid.status !== 303) throw new Error('invoice not paid');
+  fx.tokPaid = paidInvoice.token;
+  fx.inPaid = paidInvoice.id;
+  payers.invoice = new Payer(t);
+  await payers.invoice.get(pathOf(partial.url));
+  const opened = await payers.invoice.post(`${pathOf(partial.url)}/pay`, { amount: '20.00' });
+  if (opened.status !== 303) throw new Error(`invoice pay form: ${opened.status}`);
+  fx.csInvoice = sessionOf(opened.location!);
+  const emails = await t.request('GET', '/v1/emails?limit=1', { key });
+  fx.em = emails.body.data[0].id;
 });
 
 const ids = (...names: string[]) => () => names.map((n) => fx[n]!);
@@ -101,9 +136,22 @@ const sessionFields = ['amount', 'currency', 'success_url', 'cancel_url', 'line_
 const linkFields = ['amount', 'currency', 'type', 'name', 'slug', 'description', 'customer_id', 'collect_name', 'collect_email', 'collect_phone', 'installment_enabled', 'quantity_limit', 'expires_at', 'metadata', 'status'];
 const customerFields = ['email', 'first_name', 'last_name', 'phone', 'company_name', 'notes', 'metadata'];
 const endpointFields = ['url', 'enabled_events', 'description', 'is_active'];
+const invoiceFields = ['customer_id', 'currency', 'line_items', 'description', 'due_date', 'allow_partial_payments', 'minimum_payment_cents', 'metadata'];
+const invoice = () => ({
+  customer_id: fx.cus!,
+  currency: 'usd',
+  line_items: [{ name: 'Tea', quantity: 2, amount: 2500 }, { name: 'Cake', quantity: 1, amount: 5000 }],
+  description: 'March',
+  due_date: inADay() + 86_400 * 13,
+  allow_partial_payments: true,
+  minimum_payment_cents: 1000,
+  metadata: { order: '42' },
+});
+/** A token of the hosted-page shape that is no invoice's. */
+const NO_TOKEN = 'A'.repeat(32);
 const cardForm = { email: 'payer@example.com', name: 'Ada Lovelace', card_number: '4000 0000 0000 0002', expiry: '12/34', cvc: '123' };
 
-// Every route of src/*/routes.ts, src/checkout/pages.ts and src/payment-links/pages.ts.
+// Every route of src/*/routes.ts, src/checkout/pages.ts, src/payment-links/pages.ts and src/invoices/pages.ts.
 const API: Route[] = [
   { method: 'GET', path: '/v1/account' },
   { method: 'POST', path: '/v1/customers', body: () => ({ email: 'a@b.co', first_name: 'Ada' }), fields: customerFields },
@@ -141,6 +189,18 @@ const API: Route[] = [
   { method: 'GET', path: '/v1/disputes/:id', ids: ids('dp') },
   { method: 'PATCH', path: '/v1/disputes/:id', ids: ids('dp'), body: () => ({ evidence: { product_description: 'Mug', uncategorized_text: 'x' } }), fields: ['evidence', 'submit'] },
   { method: 'POST', path: '/v1/disputes/:id/close', ids: ids('dpClose'), body: () => ({}), fields: ['x'] },
+  { method: 'POST', path: '/v1/account', body: () => ({ business_name: 'Fuzz & Co' }), fields: ['business_name'] },
+  { method: 'POST', path: '/v1/invoices', body: invoice, fields: invoiceFields },
+  { method: 'GET', path: '/v1/invoices', query: () => ({ limit: '2', status: 'OPEN', customer_id: fx.cus! }), params: [...listParams, 'status', 'customer_id', 'customer'] },
+  { method: 'GET', path: '/v1/invoices/:id', ids: ids('in', 'inPartial') },
+  { method: 'PATCH', path: '/v1/invoices/:id', ids: ids('in', 'inPaid'), body: () => ({ description: 'April', line_items: [{ name: 'Tea', quantity: 3, amount: 2500 }], due_date: inADay() }), fields: invoiceFields },
+  { method: 'DELETE', path: '/v1/invoices/:id', ids: ids('inGone', 'inPaid') },
+  { method: 'POST', path: '/v1/invoices/:id/finalize', ids: ids('inFinalize', 'inPaid'), body: () => ({}), fields: ['x'] },
+  { method: 'POST', path: '/v1/invoices/:id/send', ids: ids('inSend', 'inPaid'), body: () => ({}), fields: ['x'] },
+  { method: 'POST', path: '/v1/invoices/:id/void', ids: ids('inVoid', 'inPaid'), body: () => ({}), fields: ['x'] },
+  { method: 'POST', path: '/v1/invoices/:id/mark-uncollectible', ids: ids('inUncollectible', 'inPaid'), body: () => ({}), fields: ['x'] },
+  { method: 'GET', path: '/v1/emails', query: () => ({ limit: '2', status: 'PENDING', template: 'invoice', related_object: fx.inPartial!, to: 'fuzz@example.com' }), params: [...listParams, 'status', 'template', 'related_object', 'to'] },
+  { method: 'GET', path: '/v1/emails/:id', ids: ids('em') },
 ];
 
 const PAGES: Route[] = [
@@ -152,6 +212,9 @@ const PAGES: Route[] = [
   { method: 'GET', path: '/l/:id', ids: () => [fx.pl!, 'fuzz-link'], query: () => ({ src: 'QR' }), params: ['src'] },
   { method: 'POST', path: '/l/:id', ids: () => ['fuzz-link', fx.pl!], payer: () => payers.link!, body: () => ({ src: 'QR', name: 'Ada', email: 'a@b.co', phone: '+1 415 555 0100' }), fields: ['src', 'name', 'email', 'phone'] },
   { method: 'GET', path: '/l/:id/paid', ids: () => ['fuzz-link'], query: () => ({ session: fx.cs! }), params: ['session'] },
+  { method: 'GET', path: '/invoices/:id', ids: () => [fx.tok!, fx.tokPaid!, fx.tokVoid!, NO_TOKEN], query: () => ({ paid: fx.csInvoice! }), params: ['paid', 'x'] },
+  { method: 'POST', path: '/invoices/:id/pay', ids: () => [fx.tok!, fx.tokPaid!, NO_TOKEN], payer: () => payers.invoice!, body: () => ({ amount: '10.00' }), fields: ['amount'] },
+  { method: 'GET', path: '/invoices/:id/pdf', ids: () => [fx.tok!, fx.tokPaid!, fx.tokVoid!, NO_TOKEN] },
 ];
 
 interface Generated {

@@ -5,6 +5,7 @@ import net from 'node:net';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { dbUrl, freePort, root, runScript, dropRedisPrefix } from '../helpers/process.ts';
+import { eventually } from '../helpers/wait.ts';
 
 const dbName = `t_stop_${randomBytes(4).toString('hex')}`;
 const admin = postgres(dbUrl('postgres'), { max: 1, onnotice: () => {} });
@@ -182,6 +183,9 @@ describe('SIGTERM with kept-alive clients', () => {
       const port = await freePort();
       const svc = start(command, { ...baseEnv(port), ...extra });
       await waitReady(port, svc.child);
+      // With forks, the port answers once the first listens: wait for every one (a loaded machine starts them seconds apart).
+      const forks = 'WEB_CONCURRENCY' in extra ? 2 : 1;
+      await eventually(() => Promise.resolve(svc.logs().filter((l) => l.msg === 'listening').length >= forks), 20_000);
       const tag = name.replace(/\W+/g, '-');
 
       const [early, late, idle, slow] = await Promise.all([connect(port), connect(port), connect(port), connect(port)]);
@@ -223,7 +227,7 @@ describe('SIGTERM with kept-alive clients', () => {
 
       // Every web process it ran is gone (npm left no orphan behind, the cluster no fork).
       const pids = new Set(svc.logs().filter((l) => l.msg === 'listening').map((l) => l.pid as number));
-      expect(pids.size).toBe('WEB_CONCURRENCY' in extra ? 2 : 1);
+      expect(pids.size).toBe(forks);
       await sleep(100);
       expect([...pids].filter(alive)).toEqual([]);
       expect(svc.logs().some((l) => l.msg === 'shutdown timed out; exiting')).toBe(false);
