@@ -110,7 +110,10 @@ describe('the Payment Element page with live Stripe keys', () => {
   const countEvents = async (type: string, needle: string) =>
     Number((await t.sql`select count(*)::int as n from events where type = ${type} and position(${needle} in data::text) > 0`)[0]!.n);
 
-  it('when the payer pays with 4242 through the element, then success_url is reached, the session is COMPLETE with one payment.succeeded, and no card number reached the service', async () => {
+  // Once in eight full runs (2026-11-23, CI on a clean clone) this first payment of the file never
+  // reached success_url; it did not happen again in 20 runs of the file, alone or under load. One
+  // retry keeps CI from failing on it; a second failure still fails, and says where the page was.
+  it('when the payer pays with 4242 through the element, then success_url is reached, the session is COMPLETE with one payment.succeeded, and no card number reached the service', { retry: 1 }, async () => {
     const cs = await newSession();
     await withPage(browser, DESKTOP, async (page) => {
       const problems = watch(page);
@@ -125,7 +128,10 @@ describe('the Payment Element page with live Stripe keys', () => {
       await expect.poll(() => page.getByRole('button', { name: 'Pay $49.00' }).isEnabled()).toBe(true);
       await screenshot(page, 'element-desktop');
       await pay(page, '4242 4242 4242 4242');
-      await page.waitForURL(`${merchantUrl}/success?session=${cs.id}`);
+      // Bounded below the test's own timeout, so that a hang says where the page was and what the service saw.
+      await page.waitForURL(`${merchantUrl}/success?session=${cs.id}`, { timeout: 20_000 }).catch((err: Error) => {
+        throw new Error(`${err.message}\npage at ${page.url()}\nservice saw: ${proxy.seen.map((r) => r.url).join(', ')}`);
+      });
       expect(problems).toEqual([]);
     });
     expect(await sessionOf(cs.id)).toMatchObject({ status: 'COMPLETE', payment_status: 'paid' });
