@@ -110,9 +110,10 @@ describe('the Payment Element page with live Stripe keys', () => {
   const countEvents = async (type: string, needle: string) =>
     Number((await t.sql`select count(*)::int as n from events where type = ${type} and position(${needle} in data::text) > 0`)[0]!.n);
 
-  // Once in eight full runs (2026-11-23, CI on a clean clone) this first payment of the file never
-  // reached success_url; it did not happen again in 20 runs of the file, alone or under load. One
-  // retry keeps CI from failing on it; a second failure still fails, and says where the page was.
+  // Once in ten full runs (2026-11-23, CI on a clean clone) this first payment of the file never
+  // reached success_url; it did not happen again in 16 other runs (9 full, 7 of the file alone or
+  // beside the fuzz test). One retry keeps CI from failing on it; a second failure still fails, and
+  // says where the page was.
   it('when the payer pays with 4242 through the element, then success_url is reached, the session is COMPLETE with one payment.succeeded, and no card number reached the service', { retry: 1 }, async () => {
     const cs = await newSession();
     await withPage(browser, DESKTOP, async (page) => {
