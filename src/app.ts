@@ -1,6 +1,6 @@
 import express, { Router } from 'express';
 import { ADMIN_QUEUES_PATH, adminQueuesRouter } from './admin/board.ts';
-import { accountRouter } from './auth/routes.ts';
+import { accountRouter, apiKeysRouter } from './auth/routes.ts';
 import { authenticate } from './auth/middleware.ts';
 import { checkoutMountPath, checkoutPagesRouter } from './checkout/pages.ts';
 import { checkoutSessionsRouter } from './checkout/routes.ts';
@@ -40,8 +40,9 @@ export function createApp(s: Services): express.Express {
   app.use(invoiceMountPath(s.config.invoiceUrl) || '/', invoicePagesRouter(s));
 
   const v1 = Router();
-  v1.use(authenticate(s.sql, s.config.apiKeyCacheMs));
+  v1.use(authenticate(s.sql, s.config.apiKeyCacheMs, s.log));
   v1.use(jsonBody);
+  v1.use('/api-keys', apiKeysRouter(s)); // before idempotency: its stored answers would hold the secret
   v1.use(idempotency(s.sql));
   v1.use('/account', accountRouter(s));
   v1.use('/customers', customersRouter(s));

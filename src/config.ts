@@ -50,7 +50,8 @@ const EnvSchema = z.object({
   DB_STATEMENT_TIMEOUT_MS: int(30_000),
   DB_LOCK_TIMEOUT_MS: int(10_000),
   DB_IDLE_IN_TRANSACTION_TIMEOUT_MS: int(30_000),
-  API_KEY_CACHE_SECONDS: int(30),
+  /** How long a process remembers what a key resolved to: a revoked key is refused everywhere within this (issue 14). */
+  API_KEY_CACHE_SECONDS: int(2),
   SHUTDOWN_TIMEOUT_MS: int(15_000),
   RECONCILE_INTERVAL_MS: int(60_000, 1000),
   /** How long a worker's job lock lasts; a job whose worker died runs again once it expires. */

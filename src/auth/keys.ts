@@ -54,15 +54,34 @@ export async function accountExists(sql: Sql, id: string): Promise<boolean> {
 
 /** Creates a key and returns the secret: only its hash is stored, so this is the one time it is seen. */
 export async function createApiKey(sql: Sql, accountId: string, mode: Mode): Promise<string> {
-  const key = generateKey(mode);
+  return (await insertApiKey(sql, accountId, mode)).secret;
+}
+
+/** Inserts a new key; answers its id and its secret (the only time the secret exists outside the caller). */
+export async function insertApiKey(sql: Db, accountId: string, mode: Mode): Promise<{ id: string; secret: string }> {
+  const secret = generateKey(mode);
+  const id = newId('key');
   await sql`
     insert into api_keys (id, account_id, livemode, key_hash, last4)
-    values (${newId('key')}, ${accountId}, ${mode === 'live'}, ${hashKey(key)}, ${key.slice(-4)})`;
-  return key;
+    values (${id}, ${accountId}, ${mode === 'live'}, ${hashKey(secret)}, ${secret.slice(-4)})`;
+  return { id, secret };
+}
+
+/** What a valid key resolves to: its owner, its id, and when it stops working (a roll's overlap), if ever. */
+export interface KeyMatch {
+  owner: Owner;
+  keyId: string;
+  expiresAt: Date | null;
+}
+
+/** The key's owner, unless it is unknown, revoked or past its `expires_at`. */
+export async function findKey(sql: Sql, key: string): Promise<KeyMatch | null> {
+  const [row] = await sql<{ id: string; account_id: string; livemode: boolean; expires_at: Date | null }[]>`
+    select id, account_id, livemode, expires_at from api_keys
+    where key_hash = ${hashKey(key)} and revoked_at is null and (expires_at is null or expires_at > now())`;
+  return row ? { owner: { accountId: row.account_id, livemode: row.livemode }, keyId: row.id, expiresAt: row.expires_at } : null;
 }
 
 export async function findKeyOwner(sql: Sql, key: string): Promise<Owner | null> {
-  const [row] = await sql<{ account_id: string; livemode: boolean }[]>`
-    select account_id, livemode from api_keys where key_hash = ${hashKey(key)} and revoked_at is null`;
-  return row ? { accountId: row.account_id, livemode: row.livemode } : null;
+  return (await findKey(sql, key))?.owner ?? null;
 }

@@ -1,26 +1,50 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
+import type { Logger } from 'pino';
 import type { Sql } from '../db/sql.ts';
 import { ApiError } from '../lib/errors.ts';
-import type { Owner } from '../lib/owner.ts';
-import { findKeyOwner, KEY_PATTERN } from './keys.ts';
+import { findKey, KEY_PATTERN, type KeyMatch } from './keys.ts';
+import { touchKey } from './store.ts';
 
 const MAX_CACHED = 10_000;
+/** `last_used_at` is written at most this often per key per process. */
+const TOUCH_EVERY_MS = 60_000;
+
+const callingKeys = new WeakMap<Request, string>();
+
+/** The id of the API key that authenticated this request (set by `authenticate`). */
+export function callingKeyId(req: Request): string | undefined {
+  return callingKeys.get(req);
+}
 
 /**
  * Resolves `Authorization: Bearer sk_…` to its account and mode. Answers (found or not) are cached
- * for a short while in this process, so a busy key costs one lookup per TTL, not one per request.
+ * for a short while in this process (API_KEY_CACHE_SECONDS, 2 s by default), never past the key's
+ * `expires_at`, so a busy key costs one lookup per TTL and a revoked or expired key is refused
+ * within that TTL in every process.
  */
-export function authenticate(sql: Sql, ttlMs: number): RequestHandler {
-  const cache = new Map<string, { owner: Owner | null; expires: number }>();
+export function authenticate(sql: Sql, ttlMs: number, log?: Logger): RequestHandler {
+  const cache = new Map<string, { match: KeyMatch | null; expires: number }>();
+  const touched = new Map<string, number>();
 
-  async function lookup(key: string): Promise<Owner | null> {
+  async function lookup(key: string): Promise<KeyMatch | null> {
     const now = Date.now();
     const hit = cache.get(key);
-    if (hit && hit.expires > now) return hit.owner;
-    const owner = await findKeyOwner(sql, key);
+    if (hit && hit.expires > now) return hit.match;
+    const match = await findKey(sql, key);
     if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
-    cache.set(key, { owner, expires: now + ttlMs });
-    return owner;
+    const until = match?.expiresAt ? Math.min(now + ttlMs, match.expiresAt.getTime()) : now + ttlMs;
+    cache.set(key, { match, expires: until });
+    return match;
+  }
+
+  /** Records the use off the request's path: not awaited, at most once a minute per key here. */
+  function touch(keyId: string): void {
+    const now = Date.now();
+    const last = touched.get(keyId);
+    if (last !== undefined && now - last < TOUCH_EVERY_MS) return;
+    if (touched.size >= MAX_CACHED) touched.delete(touched.keys().next().value!);
+    touched.set(keyId, now);
+    touchKey(sql, keyId).catch((err: unknown) => log?.warn({ err, keyId }, 'could not record api key use'));
   }
 
   return async (req, _res, next) => {
@@ -33,9 +57,13 @@ export function authenticate(sql: Sql, ttlMs: number): RequestHandler {
     if (!key || !KEY_PATTERN.test(key)) {
       throw new ApiError('api_key_invalid', 'Malformed Authorization header: expected `Bearer sk_test_…` or `Bearer sk_live_…`.');
     }
-    const owner = await lookup(key);
-    if (!owner) throw new ApiError('api_key_invalid', `Invalid API key provided: ${key.slice(0, 8)}…${key.slice(-4)}`);
-    req.auth = owner;
+    const found = await lookup(key);
+    if (!found || (found.expiresAt && found.expiresAt.getTime() <= Date.now())) {
+      throw new ApiError('api_key_invalid', `Invalid API key provided: ${key.slice(0, 8)}…${key.slice(-4)}`);
+    }
+    req.auth = found.owner;
+    callingKeys.set(req, found.keyId);
+    touch(found.keyId);
     next();
   };
 }

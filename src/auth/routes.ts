@@ -1,12 +1,18 @@
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { z } from 'zod';
+import { ApiError, resourceMissing } from '../lib/errors.ts';
+import { parseListQuery, toList } from '../lib/pagination.ts';
 import { chargesEnabled } from '../processor/select.ts';
-import { validate } from '../lib/validate.ts';
+import { pathId, validate } from '../lib/validate.ts';
 import type { Services } from '../services.ts';
 import type { Owner } from '../lib/owner.ts';
 import { businessNameProblem, getBusinessName, setBusinessName } from './keys.ts';
+import { callingKeyId } from './middleware.ts';
+import { presentApiKey, presentNewApiKey } from './presenter.ts';
+import { CreateApiKey, ListApiKeys, RevokeApiKey, RollApiKey } from './schema.ts';
+import * as store from './store.ts';
 
-/** POST /v1/account: what the merchant may set on its account (for now, the name payers see). */
+/** POST (or PATCH) /v1/account: what the merchant may set on its account (for now, the name payers see). */
 const UpdateAccount = z.strictObject({
   business_name: z
     .string()
@@ -35,10 +41,89 @@ export function accountRouter(s: Services): Router {
     res.json(await present(req.auth));
   });
 
-  r.post('/', async (req, res) => {
+  const update: RequestHandler = async (req, res) => {
     const input = validate(UpdateAccount, req.body);
     if (input.business_name !== undefined) await setBusinessName(s.sql, req.auth.accountId, input.business_name);
     res.json(await present(req.auth));
+  };
+  r.post('/', update);
+  r.patch('/', update);
+  return r;
+}
+
+/**
+ * /v1/api-keys: the keys of the calling key's account and mode. A secret is answered once, by the
+ * create or roll that made it. Mounted before the idempotency layer (src/app.ts), which would store
+ * that answer, secret included, in clear: an Idempotency-Key is refused here instead.
+ */
+export function apiKeysRouter(s: Services): Router {
+  const { sql } = s;
+  const r = Router();
+  const keyId = (id: string) => pathId('key', 'api_key', id);
+
+  r.use((req, _res, next) => {
+    if (req.method === 'POST' && req.get('Idempotency-Key') !== undefined) {
+      throw new ApiError(
+        'idempotency_key_invalid',
+        'Idempotency-Key is not accepted on /v1/api-keys: the answer holds a secret key, which is never stored. Retry without it and revoke any extra key.',
+      );
+    }
+    next();
   });
+
+  r.get('/', async (req, res) => {
+    const q = parseListQuery(ListApiKeys, req.query);
+    res.json(toList(await store.listApiKeys(sql, req.auth, q), q, '/v1/api-keys', presentApiKey));
+  });
+
+  r.post('/', async (req, res) => {
+    validate(CreateApiKey, req.body);
+    const { row, secret } = await store.createKey(sql, req.auth);
+    req.log.info({ apiKeyId: row.id }, 'api key created');
+    res.json(presentNewApiKey(row, secret));
+  });
+
+  r.get('/:id', async (req, res) => {
+    const row = await store.findApiKey(sql, req.auth, keyId(req.params.id));
+    if (!row) throw resourceMissing('api_key', req.params.id);
+    res.json(presentApiKey(row));
+  });
+
+  r.post('/:id/roll', async (req, res) => {
+    const id = keyId(req.params.id);
+    const { expires_in } = validate(RollApiKey, req.body);
+    if (expires_in === 0 && id === callingKeyId(req)) {
+      throw new ApiError(
+        'resource_invalid_state',
+        'This request is authenticated by the key you are rolling: with expires_in 0 it would stop working at once and lock you out. Give an overlap in expires_in, or roll it with another key.',
+        'expires_in',
+      );
+    }
+    const out = await store.rollApiKey(sql, req.auth, id, expires_in);
+    if (out === 'missing') throw resourceMissing('api_key', req.params.id);
+    if ('problem' in out) throw new ApiError('resource_invalid_state', out.problem, 'id');
+    req.log.info({ apiKeyId: id, newApiKeyId: out.row.id, expiresIn: expires_in }, 'api key rolled');
+    res.json(presentNewApiKey(out.row, out.secret));
+  });
+
+  r.post('/:id/revoke', async (req, res) => {
+    const id = keyId(req.params.id);
+    validate(RevokeApiKey, req.body);
+    if (id === callingKeyId(req)) {
+      throw new ApiError(
+        'resource_invalid_state',
+        'This request is authenticated by the key you are revoking: revoking it would lock you out. Revoke it with another key of this account and mode.',
+        'id',
+      );
+    }
+    const row = await store.findApiKey(sql, req.auth, id);
+    if (!row) throw resourceMissing('api_key', req.params.id);
+    const problem = store.endedProblem(row);
+    if (problem) throw new ApiError('resource_invalid_state', problem, 'id');
+    const revoked = await store.revokeApiKey(sql, req.auth, id);
+    req.log.info({ apiKeyId: id }, 'api key revoked');
+    res.json(presentApiKey(revoked!));
+  });
+
   return r;
 }
