@@ -5,6 +5,7 @@ import { authenticate } from './auth/middleware.ts';
 import { checkoutMountPath, checkoutPagesRouter } from './checkout/pages.ts';
 import { checkoutSessionsRouter } from './checkout/routes.ts';
 import { customersRouter } from './customers/routes.ts';
+import { DASHBOARD_PATH, dashboardRouter } from './dashboard/pages.ts';
 import { disputesRouter } from './disputes/routes.ts';
 import { eventsRouter, eventTypesRouter } from './events/routes.ts';
 import { idempotency } from './idempotency/middleware.ts';
@@ -38,6 +39,7 @@ export function createApp(s: Services): express.Express {
   app.use(checkoutMountPath(s.config.checkoutUrl) || '/', checkoutPagesRouter(s));
   app.use(paymentLinkMountPath(s.config.publicLinkUrl) || '/', paymentLinkPagesRouter(s));
   app.use(invoiceMountPath(s.config.invoiceUrl) || '/', invoicePagesRouter(s));
+  app.use(DASHBOARD_PATH, dashboardRouter(s)); // the merchant dashboard (src/dashboard): HTML, sessions, forms
 
   const v1 = Router();
   v1.use(authenticate(s.sql, s.config.apiKeyCacheMs, s.log));

@@ -101,6 +101,14 @@ const EnvSchema = z.object({
   /** Reminders of an OPEN invoice past its due_date: one every interval, at most LIMIT of them (0: none). */
   INVOICE_REMINDER_INTERVAL_MS: int(3 * 24 * 3600 * 1000, 1000),
   INVOICE_REMINDER_LIMIT: int(3),
+  /** Dashboard sessions (src/dashboard): end after this long unused, and this long after sign-in whatever happens. */
+  DASHBOARD_SESSION_IDLE_MINUTES: int(12 * 60, 1),
+  DASHBOARD_SESSION_MAX_HOURS: int(7 * 24, 1),
+  /** Dashboard sign-in attempts per hour, per client address and per email; 0 turns one off. */
+  DASHBOARD_SIGN_IN_PER_CLIENT_PER_HOUR: int(30),
+  DASHBOARD_SIGN_IN_PER_EMAIL_PER_HOUR: int(10),
+  /** How long a one-time set-password link of the dashboard works. */
+  DASHBOARD_PASSWORD_LINK_HOURS: int(24, 1),
 });
 
 export type Config = ReturnType<typeof loadConfig>;
@@ -180,5 +188,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       payPerSessionPerHour: e.RATE_LIMIT_PAY_PER_SESSION_PER_HOUR,
     },
     stripe,
+    dashboard: {
+      sessionIdleSeconds: e.DASHBOARD_SESSION_IDLE_MINUTES * 60,
+      sessionMaxSeconds: e.DASHBOARD_SESSION_MAX_HOURS * 3600,
+      signInPerClientPerHour: e.DASHBOARD_SIGN_IN_PER_CLIENT_PER_HOUR,
+      signInPerEmailPerHour: e.DASHBOARD_SIGN_IN_PER_EMAIL_PER_HOUR,
+      passwordLinkSeconds: e.DASHBOARD_PASSWORD_LINK_HOURS * 3600,
+    },
   };
 }

@@ -30,6 +30,29 @@ export async function getBusinessName(sql: Db, accountId: string): Promise<strin
   return row?.business_name ?? null;
 }
 
+/** What payers see of the account: the name, the Reply-To of its emails, the colour and logo of its hosted pages. */
+export interface AccountBranding {
+  business_name: string | null;
+  support_email: string | null;
+  brand_color: string | null;
+  logo_url: string | null;
+}
+
+/** The account's branding (all null when unset, or for no such account). */
+export async function getBranding(sql: Db, accountId: string): Promise<AccountBranding> {
+  const [row] = await sql<AccountBranding[]>`
+    select business_name, support_email, brand_color, logo_url from accounts where id = ${accountId}`;
+  return row ?? { business_name: null, support_email: null, brand_color: null, logo_url: null };
+}
+
+/** Sets the given fields of the account's branding (undefined: left as it is). */
+export async function setBranding(sql: Sql, accountId: string, changes: Partial<AccountBranding>): Promise<void> {
+  const columns = ['business_name', 'support_email', 'brand_color', 'logo_url'] as const;
+  const set = Object.fromEntries(columns.filter((c) => changes[c] !== undefined).map((c) => [c, changes[c]]));
+  if (Object.keys(set).length === 0) return;
+  await sql`update accounts set ${sql(set)} where id = ${accountId}`;
+}
+
 export async function setBusinessName(sql: Sql, accountId: string, name: string | null): Promise<void> {
   await sql`update accounts set business_name = ${name} where id = ${accountId}`;
 }

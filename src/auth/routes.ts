@@ -1,41 +1,35 @@
 import { Router, type RequestHandler } from 'express';
-import { z } from 'zod';
 import { ApiError, resourceMissing } from '../lib/errors.ts';
 import { parseListQuery, toList } from '../lib/pagination.ts';
 import { chargesEnabled } from '../processor/select.ts';
 import { pathId, validate } from '../lib/validate.ts';
 import type { Services } from '../services.ts';
 import type { Owner } from '../lib/owner.ts';
-import { businessNameProblem, getBusinessName, setBusinessName } from './keys.ts';
+import { getBranding, setBranding } from './keys.ts';
 import { callingKeyId } from './middleware.ts';
 import { presentApiKey, presentNewApiKey } from './presenter.ts';
-import { CreateApiKey, ListApiKeys, RevokeApiKey, RollApiKey } from './schema.ts';
+import { CreateApiKey, ListApiKeys, RevokeApiKey, RollApiKey, UpdateAccount } from './schema.ts';
 import * as store from './store.ts';
-
-/** POST (or PATCH) /v1/account: what the merchant may set on its account (for now, the name payers see). */
-const UpdateAccount = z.strictObject({
-  business_name: z
-    .string()
-    .trim()
-    .superRefine((v, ctx) => {
-      const problem = businessNameProblem(v);
-      if (problem) ctx.addIssue({ code: 'custom', message: problem });
-    })
-    .nullable()
-    .optional(),
-});
 
 export function accountRouter(s: Services): Router {
   const r = Router();
   // charges_enabled: whether this mode takes payments (live needs Stripe keys; issue 12).
-  // business_name: the sender name of emails and the heading of invoices (issue 13), shared by both modes.
-  const present = async (o: Owner) => ({
-    id: o.accountId,
-    object: 'account' as const,
-    livemode: o.livemode,
-    charges_enabled: chargesEnabled(s, o.livemode),
-    business_name: await getBusinessName(s.sql, o.accountId),
-  });
+  // The branding, shared by both modes: business_name is the sender name of emails and the heading
+  // of the hosted pages, support_email the Reply-To of emails, brand_color and logo_url the look of
+  // the hosted checkout, payment link and invoice pages (issue 14).
+  const present = async (o: Owner) => {
+    const b = await getBranding(s.sql, o.accountId);
+    return {
+      id: o.accountId,
+      object: 'account' as const,
+      livemode: o.livemode,
+      charges_enabled: chargesEnabled(s, o.livemode),
+      business_name: b.business_name,
+      support_email: b.support_email,
+      brand_color: b.brand_color,
+      logo_url: b.logo_url,
+    };
+  };
 
   r.get('/', async (req, res) => {
     res.json(await present(req.auth));
@@ -43,7 +37,7 @@ export function accountRouter(s: Services): Router {
 
   const update: RequestHandler = async (req, res) => {
     const input = validate(UpdateAccount, req.body);
-    if (input.business_name !== undefined) await setBusinessName(s.sql, req.auth.accountId, input.business_name);
+    await setBranding(s.sql, req.auth.accountId, input);
     res.json(await present(req.auth));
   };
   r.post('/', update);

@@ -1,9 +1,11 @@
 import express, { Router, type Request, type Response } from 'express';
+import { getBranding } from '../auth/keys.ts';
 import { isId } from '../lib/ids.ts';
 import { findCustomer } from '../customers/store.ts';
 import { findPayment } from '../payments/store.ts';
 import { refundsOfPayment } from '../refunds/store.ts';
 import {
+  allowBrand,
   allowFormTargets,
   clientAddress,
   createCsrf,
@@ -16,6 +18,7 @@ import {
   throttledAnswer,
   unreadableFields,
 } from '../pages/index.ts';
+import type { PageBrand } from '../pages/index.ts';
 import { parseCardForm, type CardForm } from '../processor/cards.ts';
 import { processorFor } from '../processor/select.ts';
 import type { Services } from '../services.ts';
@@ -68,6 +71,13 @@ export function checkoutPagesRouter(s: Services): Router {
     return row.customer_email ?? '';
   }
 
+  /** The account's name, logo and colour for the session's page, allowed in the response's CSP. */
+  async function branding(res: Response, row: SessionRow): Promise<PageBrand> {
+    const brand = await getBranding(s.sql, row.account_id);
+    allowBrand(res, brand);
+    return brand;
+  }
+
   const processorOf = (row: SessionRow) => processorFor(s, row.livemode);
   const element = elementPages({ s, paths, csrf, limits, security, form, page, processorOf, here, successRedirect, prefillEmail });
 
@@ -79,14 +89,14 @@ export function checkoutPagesRouter(s: Services): Router {
     allowFormTargets(res, [row.success_url]);
     const token = await csrf.token(req, res, row.id);
     const email = state.email ?? (await prefillEmail(row));
-    html(res, status, views.checkoutPage(row, paths, { ...state, csrf: token, email }));
+    html(res, status, views.checkoutPage(row, paths, { ...state, csrf: token, email }, await branding(res, row)));
   }
 
   async function showSession(req: Request, res: Response, row: SessionRow) {
     if (row.status === 'OPEN') return showForm(req, res, row, 200);
-    if (row.status === 'EXPIRED') return html(res, 200, views.expiredPage(row));
+    if (row.status === 'EXPIRED') return html(res, 200, views.expiredPage(row, await branding(res, row)));
     const payment = row.payment_id ? await findPayment(s.sql, ownerOf(row), row.payment_id) : undefined;
-    html(res, 200, views.completedPage(row, payment, paths, successRedirect(row)));
+    html(res, 200, views.completedPage(row, payment, paths, successRedirect(row), await branding(res, row)));
   }
 
   /** What the payer sees after an attempt or a challenge. */
@@ -139,7 +149,7 @@ export function checkoutPagesRouter(s: Services): Router {
     const payment = row.status === 'OPEN' ? await pendingChallenge(s, row, str(req.query.payment)) : undefined;
     if (!payment) return res.redirect(303, here(row));
     allowFormTargets(res, [row.success_url]);
-    html(res, 200, views.challengePage(row, payment, paths, await csrf.token(req, res, row.id)));
+    html(res, 200, views.challengePage(row, payment, paths, await csrf.token(req, res, row.id), await branding(res, row)));
   }));
 
   r.post('/:id/authenticate', security, form, page(async (req, res, row) => {
@@ -159,7 +169,7 @@ export function checkoutPagesRouter(s: Services): Router {
   r.get('/:id/receipt', security, page(async (req, res, row) => {
     const payment = row.status === 'COMPLETE' && row.payment_id ? await findPayment(s.sql, ownerOf(row), row.payment_id) : undefined;
     if (!payment) return res.redirect(303, here(row));
-    html(res, 200, views.receiptPage(row, payment, await refundsOfPayment(s.sql, ownerOf(row), payment.id)));
+    html(res, 200, views.receiptPage(row, payment, await refundsOfPayment(s.sql, ownerOf(row), payment.id), await branding(res, row)));
   }));
 
   r.use(hostedPageErrors);

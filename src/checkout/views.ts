@@ -1,7 +1,7 @@
 import { formatAmount } from '../lib/currency.ts';
 import type { PaymentRow } from '../payments/store.ts';
 import type { RefundRow } from '../refunds/store.ts';
-import { alertBox, html, renderPage, type Html } from '../pages/index.ts';
+import { alertBox, html, renderPage, type Html, type PageBrand } from '../pages/index.ts';
 import type { CardFormErrors } from '../processor/cards.ts';
 import type { SessionRow } from './store.ts';
 
@@ -63,7 +63,7 @@ ${error ? html`<p class="field-error" id="${id}-error">${error}</p>` : ''}
 }
 
 /** The payment form of an OPEN session. Inputs are labelled; errors are tied to their fields. */
-export function checkoutPage(s: SessionRow, p: PagePaths, state: FormState): string {
+export function checkoutPage(s: SessionRow, p: PagePaths, state: FormState, brand?: PageBrand): string {
   const hasErrors = state.errors && Object.keys(state.errors).length > 0;
   const body = html`<div class="card">
 ${summary(s, 'Complete your payment')}
@@ -82,11 +82,11 @@ ${field('cvc', 'CVC', html`type="text" inputmode="numeric" autocomplete="cc-csc"
 ${s.cancel_url ? html`<a class="cancel" href="${s.cancel_url}">Cancel and return to the merchant</a>` : ''}
 ${s.livemode ? '' : html`<p class="muted">Test mode: pay with 4242 4242 4242 4242, any future expiry date and any CVC.</p>`}
 </div>`;
-  return renderPage({ title: `Pay ${money(s)}`, body });
+  return renderPage({ title: `Pay ${money(s)}`, body, brand });
 }
 
 /** The simulated 3-D Secure challenge of a pending attempt. */
-export function challengePage(s: SessionRow, payment: PaymentRow, p: PagePaths, csrf: string): string {
+export function challengePage(s: SessionRow, payment: PaymentRow, p: PagePaths, csrf: string, brand?: PageBrand): string {
   const body = html`<div class="card stack">
 ${badges(s)}
 <h1>Confirm your payment</h1>
@@ -100,7 +100,7 @@ with your ${capitalize(payment.card_brand ?? 'card')} card ending in ${payment.c
 <button type="submit" name="outcome" value="fail" class="btn danger">Fail authentication</button>
 </form>
 </div>`;
-  return renderPage({ title: 'Confirm your payment', body });
+  return renderPage({ title: 'Confirm your payment', body, brand });
 }
 
 function receiptFacts(s: SessionRow, payment: PaymentRow): Html {
@@ -115,7 +115,7 @@ ${payment.email ? html`<dt>Email</dt><dd>${payment.email}</dd>` : ''}
 }
 
 /** A COMPLETE session's page: the receipt in place of the form, linking the receipt page. */
-export function completedPage(s: SessionRow, payment: PaymentRow | undefined, p: PagePaths, successUrl: string): string {
+export function completedPage(s: SessionRow, payment: PaymentRow | undefined, p: PagePaths, successUrl: string, brand?: PageBrand): string {
   const body = html`<div class="card">
 ${badges(s, html`<span class="status">Paid</span>`)}
 <h1>Payment successful. Thank you!</h1>
@@ -127,7 +127,7 @@ ${payment ? receiptFacts(s, payment) : ''}
 <a class="btn secondary" href="${successUrl}">Return to the merchant</a>
 </div>
 </div>`;
-  return renderPage({ title: 'Payment successful', body });
+  return renderPage({ title: 'Payment successful', body, brand });
 }
 
 const REFUND_STATUS: Record<RefundRow['status'], string> = {
@@ -151,7 +151,7 @@ function refundsTable(s: SessionRow, payment: PaymentRow, refunds: readonly Refu
 }
 
 /** The stand-alone receipt of the session's payment, with its refunds. */
-export function receiptPage(s: SessionRow, payment: PaymentRow, refunds: readonly RefundRow[] = []): string {
+export function receiptPage(s: SessionRow, payment: PaymentRow, refunds: readonly RefundRow[] = [], brand?: PageBrand): string {
   const body = html`<div class="card">
 ${badges(s, html`<span class="status">Paid</span>`)}
 <h1>Receipt</h1>
@@ -161,11 +161,11 @@ ${receiptFacts(s, payment)}
 ${lineItems(s)}
 ${refundsTable(s, payment, refunds)}
 </div>`;
-  return renderPage({ title: `Receipt ${payment.id}`, body });
+  return renderPage({ title: `Receipt ${payment.id}`, body, brand });
 }
 
 /** An EXPIRED session: says so and offers no form. */
-export function expiredPage(s: SessionRow): string {
+export function expiredPage(s: SessionRow, brand?: PageBrand): string {
   const body = html`<div class="card stack">
 ${badges(s, html`<span class="status warn">Expired</span>`)}
 <h1>This checkout session has expired</h1>
@@ -173,7 +173,7 @@ ${badges(s, html`<span class="status warn">Expired</span>`)}
 Return to the merchant to start again.</p>
 ${s.cancel_url ? html`<a class="btn secondary" href="${s.cancel_url}">Return to the merchant</a>` : ''}
 </div>`;
-  return renderPage({ title: 'Checkout expired', body });
+  return renderPage({ title: 'Checkout expired', body, brand });
 }
 
 /** What the Payment Element page needs besides the session: where Stripe.js and our script live, and what they are handed. */

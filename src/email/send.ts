@@ -1,4 +1,5 @@
 import { UnrecoverableError } from 'bullmq';
+import { getBranding } from '../auth/keys.ts';
 import { isDatabaseUnavailable } from '../lib/dependencies.ts';
 import type { Services } from '../services.ts';
 import { revive } from './jobs.ts';
@@ -20,8 +21,11 @@ export async function sendEmailJob(s: Services, emailId: string): Promise<string
   const log = s.log.child({ job: emailId, emailId });
   let messageId: string;
   try {
+    // Read at send time, like the sender name: a support_email changed since the email was queued applies.
+    const { support_email } = await getBranding(s.sql, row.account_id);
     ({ messageId } = await s.mailer.send({
       from: { name: row.business_name, address: s.config.email.from },
+      replyTo: support_email,
       to: row.to_address,
       subject: row.subject,
       text: row.text_body,

@@ -5,6 +5,8 @@ import type { Logger } from '../lib/logger.ts';
 /** One message as it leaves: the row's content plus the sender. */
 export interface OutgoingEmail {
   from: { name: string | null; address: string };
+  /** The account's support_email: where the payer's replies go (the From stays EMAIL_FROM). */
+  replyTo?: string | null;
   to: string;
   subject: string;
   text: string;
@@ -87,6 +89,7 @@ export function createMailer(config: Config, log: Logger): Mailer {
       const info = await transport.sendMail({
         from: { name: msg.from.name ?? '', address: msg.from.address },
         to: msg.to,
+        ...(msg.replyTo ? { replyTo: msg.replyTo } : {}),
         subject: msg.subject,
         text: msg.text,
         html: msg.html,

@@ -1,5 +1,5 @@
 import express, { Router, type Request, type Response } from 'express';
-import { getBusinessName } from '../auth/keys.ts';
+import { getBranding, getBusinessName } from '../auth/keys.ts';
 import { sessionUrl } from '../checkout/presenter.ts';
 import { createSession } from '../checkout/service.ts';
 import { findReusableInvoiceSession, findSession } from '../checkout/store.ts';
@@ -7,6 +7,7 @@ import { findCustomer } from '../customers/store.ts';
 import { isId } from '../lib/ids.ts';
 import { ownerOf } from '../lib/owner.ts';
 import {
+  allowBrand,
   allowFormTargets,
   clientAddress,
   createCsrf,
@@ -69,9 +70,16 @@ export function invoicePagesRouter(s: Services): Router {
   }
   const page = pageRoutes(load);
 
+  /** The page's view without a form, in the account's branding (allowed in the response's CSP). */
+  async function brandedView(res: Response, inv: InvoiceRow): Promise<InvoicePageView> {
+    const brand = await getBranding(s.sql, inv.account_id);
+    allowBrand(res, brand);
+    return { inv, merchant: brand.business_name, brand, path: pathOf(inv), csrf: null };
+  }
+
   /** The page, with the pay form when something can be paid now. */
   async function show(req: Request, res: Response, inv: InvoiceRow, status: number, extra: { form?: PayForm; paid?: PaidNotice | null } = {}) {
-    const view: InvoicePageView = { inv, merchant: await getBusinessName(s.sql, inv.account_id), path: pathOf(inv), csrf: null, ...extra };
+    const view: InvoicePageView = { ...(await brandedView(res, inv)), ...extra };
     if (isPayable(inv) && inv.amount_due_cents > 0) {
       if (!chargesEnabled(s, inv.livemode)) view.unavailable = LIVE_OFF;
       else {
@@ -99,7 +107,7 @@ export function invoicePagesRouter(s: Services): Router {
   r.post('/:token/pay', security, form, page(async (req, res, inv) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const typed = formText(body.amount);
-    const view = async () => ({ inv, merchant: await getBusinessName(s.sql, inv.account_id), path: pathOf(inv), csrf: null });
+    const view = () => brandedView(res, inv);
     if (inv.status === 'PAID' || inv.status === 'VOID' || !isPayable(inv) || inv.amount_due_cents <= 0) {
       const message = inv.status === 'VOID' ? INVOICE_VOID : inv.status === 'PAID' || inv.amount_due_cents <= 0 ? INVOICE_PAID : 'This invoice cannot be paid.';
       return send(res, 409, refusedPage(await view(), message));

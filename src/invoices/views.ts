@@ -1,5 +1,5 @@
 import { minorUnits } from '../lib/currency.ts';
-import { alertBox, formatAmount, html, messagePage, renderPage, type Html } from '../pages/index.ts';
+import { alertBox, formatAmount, html, messagePage, renderPage, type Html, type PageBrand } from '../pages/index.ts';
 import type { InvoiceRow } from './store.ts';
 
 /**
@@ -25,6 +25,8 @@ export interface InvoicePageView {
   inv: InvoiceRow;
   /** accounts.business_name; null until the merchant sets one. */
   merchant: string | null;
+  /** The account's name, logo and colour, shown at the top (the response's CSP must allow them: allowBrand). */
+  brand?: PageBrand;
   /** The page's own path (the form posts to `${path}/pay`, the PDF is `${path}/pdf`). */
   path: string;
   /** Null: no pay form (not payable, nothing due, or live payments off). */
@@ -198,7 +200,7 @@ export function invoicePage(v: InvoicePageView): string {
   const due = inv.status === 'PAID' || inv.status === 'VOID' ? null : inv.amount_due_cents;
   const body = html`<div class="card">
 ${badges(inv)}
-${v.merchant ? html`<p class="merchant">${v.merchant}</p>` : ''}
+${v.merchant && !v.brand ? html`<p class="merchant">${v.merchant}</p>` : ''}
 <h1>${invoiceTitle(inv)}</h1>
 ${paidNotice(v)}
 ${due !== null ? html`<p class="muted">Amount due</p><p class="amount">${money(due)}</p>` : html`<p class="muted">Total</p><p class="amount">${money(inv.total_cents)}</p>`}
@@ -211,7 +213,7 @@ ${v.csrf && due ? payForm(v, v.csrf) : noForm(v)}
 </div>
 ${!inv.livemode && v.csrf ? html`<p class="muted">Test mode: no real money moves. The next page takes the test card 4242 4242 4242 4242.</p>` : ''}
 </div>`;
-  return renderPage({ title: `${invoiceTitle(inv)}${v.merchant ? ` from ${v.merchant}` : ''}: ${statusLabel(inv)}`, body });
+  return renderPage({ title: `${invoiceTitle(inv)}${v.merchant ? ` from ${v.merchant}` : ''}: ${statusLabel(inv)}`, body, brand: v.brand });
 }
 
 /** An invoice that takes no payment now (paid, void): the same page without a form, with the reason. */

@@ -26,6 +26,7 @@ export const ID_PREFIXES = {
   dispute: 'dp',
   invoice: 'in',
   email: 'em',
+  dashboardUser: 'usr',
 } as const;
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];
 

@@ -61,6 +61,9 @@ dl.facts dt{color:#5b6478}
 dl.facts dd{margin:0;text-align:right;overflow-wrap:anywhere}
 footer{text-align:center;color:#7a8294;font-size:.8125rem;margin-top:1.25rem}
 a{color:#4b44d6}
+.brand{display:flex;align-items:center;gap:.75rem;margin:0 0 1rem;min-height:2.5rem}
+.brand img{display:block;max-height:2.5rem;max-width:10rem;width:auto;height:auto}
+.brand-name{font-weight:700;font-size:1.0625rem;margin:0;overflow-wrap:anywhere}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);border:0}
 @media (max-width:420px){main{padding:1rem .75rem 2rem}.card{padding:1.25rem 1rem}.amount{font-size:1.75rem}
 dl.facts{grid-template-columns:1fr;gap:0}dl.facts dt{font-size:.8125rem;margin-top:.5rem}dl.facts dd{text-align:left}}
@@ -69,6 +72,62 @@ dl.facts{grid-template-columns:1fr;gap:0}dl.facts dt{font-size:.8125rem;margin-t
 /** The CSP source that allows exactly PAGE_CSS. */
 export const PAGE_CSS_HASH = `'sha256-${createHash('sha256').update(PAGE_CSS).digest('base64')}'`;
 
+/** What the merchant chose for its hosted pages (accounts: business_name, brand_color, logo_url). */
+export interface PageBrand {
+  business_name: string | null;
+  /** `#rrggbb` (lower case), or null for the default colour. */
+  brand_color: string | null;
+  /** An https URL (validated by the API), or null. */
+  logo_url: string | null;
+}
+
+const channel = (c: number) => {
+  const v = c / 255;
+  return v <= 0.04045 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4;
+};
+
+/** The WCAG relative luminance of `#rrggbb`, 0 (black) to 1 (white). */
+export function relativeLuminance(hex: string): number {
+  const n = parseInt(hex.slice(1), 16);
+  return 0.2126 * channel((n >> 16) & 255) + 0.7152 * channel((n >> 8) & 255) + 0.0722 * channel(n & 255);
+}
+
+/** The WCAG contrast ratio of two `#rrggbb` colours, 1 to 21. */
+export function contrastRatio(a: string, b: string): number {
+  const [hi, lo] = [relativeLuminance(a), relativeLuminance(b)].sort((x, y) => y - x) as [number, number];
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+/**
+ * The text colour of a button of background `bg`: white or black, whichever contrasts more. One
+ * of the two always reaches at least 4.58:1, above WCAG AA for normal text (4.5:1).
+ */
+export function textColorOn(bg: string): '#ffffff' | '#000000' {
+  return contrastRatio(bg, '#ffffff') >= contrastRatio(bg, '#000000') ? '#ffffff' : '#000000';
+}
+
+/**
+ * The per-page stylesheet of a brand colour: the primary buttons (not the secondary or danger
+ * ones, whose rules are more specific) in that colour, with the text colour of textColorOn. Only
+ * ever built from a validated `#rrggbb`; allowed by its own hash (brandCssHash) in the page's CSP.
+ */
+export function brandCss(color: string): string {
+  if (!/^#[0-9a-f]{6}$/.test(color)) throw new Error('brand colour must be #rrggbb in lower case');
+  return `.btn{background:${color};color:${textColorOn(color)}}.btn:not(.secondary):not(.danger):hover{background:${color};filter:brightness(.92)}`;
+}
+
+/** The CSP source that allows exactly brandCss(color). */
+export const brandCssHash = (color: string): string => `'sha256-${createHash('sha256').update(brandCss(color)).digest('base64')}'`;
+
+/** The business name and the logo at the top of a hosted page; nothing when neither is set. */
+function brandHeader(brand: PageBrand | undefined): Html {
+  if (!brand || (!brand.business_name && !brand.logo_url)) return html``;
+  return html`<header class="brand">
+${brand.logo_url ? html`<img src="${brand.logo_url}" alt="${brand.business_name ?? 'Merchant logo'}">` : ''}${brand.business_name ? html`<p class="brand-name">${brand.business_name}</p>` : ''}
+</header>
+`;
+}
+
 export interface PageOptions {
   /** The document title (the tab); also the default heading for screen readers. */
   title: string;
@@ -76,6 +135,11 @@ export interface PageOptions {
   lang?: string;
   /** Script files, run in order after parsing (`defer`); only the Payment Element page has any. */
   scripts?: readonly string[];
+  /**
+   * The merchant's name, logo and colour (hosted checkout, link and invoice pages). The response
+   * must allow them in its CSP: allowBrand (security.ts).
+   */
+  brand?: PageBrand;
 }
 
 /** A complete HTML document around `body`. */
@@ -89,11 +153,12 @@ export function renderPage(opts: PageOptions): string {
 <meta name="robots" content="noindex">
 <title>${opts.title}</title>
 <style>${raw(PAGE_CSS)}</style>
-${(opts.scripts ?? []).map((src) => html`<script src="${src}" defer></script>
+${opts.brand?.brand_color ? html`<style>${raw(brandCss(opts.brand.brand_color))}</style>
+` : ''}${(opts.scripts ?? []).map((src) => html`<script src="${src}" defer></script>
 `)}</head>
 <body>
 <main>
-${opts.body}
+${brandHeader(opts.brand)}${opts.body}
 <footer>Payments are processed securely. Card numbers are never stored.</footer>
 </main>
 </body>

@@ -4,19 +4,19 @@ import helmet from 'helmet';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Sql } from '../db/sql.ts';
 import { isDatabaseUnavailable } from '../lib/dependencies.ts';
-import { messagePage, PAGE_CSS_HASH } from './layout.ts';
+import { brandCssHash, messagePage, PAGE_CSS_HASH, type PageBrand } from './layout.ts';
 
 /**
  * Security headers of the hosted pages (not of the JSON API): a strict CSP (no script at all,
  * the one inline stylesheet by hash, no framing), no caching of pages that show payment data.
  */
-export function hostedPageSecurity(): RequestHandler {
+export function hostedPageSecurity(styleHash: string = PAGE_CSS_HASH): RequestHandler {
   const headers = helmet({
     contentSecurityPolicy: {
       useDefaults: false,
       directives: {
         defaultSrc: ["'none'"],
-        styleSrc: [PAGE_CSS_HASH],
+        styleSrc: [styleHash],
         imgSrc: ["'self'", 'data:'],
         formAction: ["'self'"],
         frameAncestors: ["'none'"],
@@ -51,6 +51,22 @@ export function allowFormTargets(res: Response, urls: Array<string | null | unde
   const csp = res.getHeader('Content-Security-Policy');
   if (typeof csp !== 'string' || origins.size === 0) return;
   res.setHeader('Content-Security-Policy', csp.replace("form-action 'self'", `form-action 'self' ${[...origins].join(' ')}`));
+}
+
+/**
+ * Lets this response's page show the merchant's brand (renderPage's `brand`): the brand colour's
+ * stylesheet by its hash in style-src, and the logo's origin in img-src. Nothing else is opened:
+ * no 'unsafe-inline', and the logo's origin only on the pages of that merchant.
+ */
+export function allowBrand(res: Response, brand: PageBrand): void {
+  let csp = res.getHeader('Content-Security-Policy');
+  if (typeof csp !== 'string') return;
+  if (brand.brand_color) csp = csp.replace(/(^|;)style-src ([^;]*)/, (_m, pre: string, list: string) => `${pre}style-src ${list} ${brandCssHash(brand.brand_color!)}`);
+  if (brand.logo_url) {
+    const origin = new URL(brand.logo_url).origin;
+    csp = csp.replace(/(^|;)img-src ([^;]*)/, (_m, pre: string, list: string) => `${pre}img-src ${list} ${origin}`);
+  }
+  res.setHeader('Content-Security-Policy', csp);
 }
 
 /** Where Stripe.js and the Stripe API live (config.stripe.jsUrl / apiUrl; stand-ins in tests). */

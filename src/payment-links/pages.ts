@@ -2,8 +2,10 @@ import express, { Router, type Request, type Response } from 'express';
 import { z } from 'zod';
 import { sessionUrl } from '../checkout/presenter.ts';
 import { findSession } from '../checkout/store.ts';
+import { getBranding } from '../auth/keys.ts';
 import { isId } from '../lib/ids.ts';
 import {
+  allowBrand,
   allowFormTargets,
   clientAddress,
   createCsrf,
@@ -16,6 +18,7 @@ import {
   throttledAnswer,
   unreadableFields,
 } from '../pages/index.ts';
+import type { PageBrand } from '../pages/index.ts';
 import type { Services } from '../services.ts';
 import { chargesEnabled } from '../processor/select.ts';
 import { ViewRecorder } from './view-counter.ts';
@@ -82,24 +85,31 @@ export function paymentLinkPagesRouter(s: Services): Router {
   }
   const page = pageRoutes(load);
 
+  /** The account's name, logo and colour for the link's page, allowed in the response's CSP. */
+  async function branding(res: Response, link: PaymentLinkRow): Promise<PageBrand> {
+    const brand = await getBranding(s.sql, link.account_id);
+    allowBrand(res, brand);
+    return brand;
+  }
+
   async function showForm(req: Request, res: Response, link: PaymentLinkRow, source: LinkSource, status: number, state: PayerForm = {}) {
     allowFormTargets(res, [s.config.checkoutUrl]);
     const token = await csrf.token(req, res, link.id);
-    send(res, status, linkPage(link, `${base}/${encodeURIComponent(String(req.params.key))}`, token, source, state));
+    send(res, status, linkPage(link, await branding(res, link), `${base}/${encodeURIComponent(String(req.params.key))}`, token, source, state));
   }
 
   r.get('/:key', security, page(async (req, res, link) => {
     const source = parseSource(req.query.src);
     if (req.method === 'GET') views.record(link.id, source);
     const closed = closedReason(link, 0);
-    if (closed) return send(res, 200, endedPage(link, closed.badge, closed.message));
+    if (closed) return send(res, 200, endedPage(link, await branding(res, link), closed.badge, closed.message));
     // A live link while live payments are off (no Stripe keys): no form, nothing to start.
-    if (!chargesEnabled(s, link.livemode)) return send(res, 503, paymentsOffPage(link));
+    if (!chargesEnabled(s, link.livemode)) return send(res, 503, paymentsOffPage(link, await branding(res, link)));
     await showForm(req, res, link, source, 200);
   }));
 
   r.post('/:key', security, form, page(async (req, res, link) => {
-    if (!chargesEnabled(s, link.livemode)) return send(res, 503, paymentsOffPage(link));
+    if (!chargesEnabled(s, link.livemode)) return send(res, 503, paymentsOffPage(link, await branding(res, link)));
     const body = (req.body ?? {}) as Record<string, unknown>;
     const source = parseSource(body.src);
     const payer: Payer = { name: typed(body.name), email: typed(body.email), phone: typed(body.phone) };
@@ -113,7 +123,7 @@ export function paymentLinkPagesRouter(s: Services): Router {
       return send(res, 429, messagePage('Too many attempts', `Too many checkouts were started from your network. ${throttledAnswer(res, throttled)}`));
     }
     const closed = closedReason(link, await store.succeededPayments(s.sql, link.id));
-    if (closed) return send(res, 409, endedPage(link, closed.badge, closed.message));
+    if (closed) return send(res, 409, endedPage(link, await branding(res, link), closed.badge, closed.message));
     const errors = payerErrors(link, payer);
     if (errors) return showForm(req, res, link, source, 400, { ...payer, errors });
     const session = await startCheckout(s, link, source, payer);
@@ -125,7 +135,7 @@ export function paymentLinkPagesRouter(s: Services): Router {
     const id = String(req.query.session ?? '');
     const session = isId('cs', id) ? await findSession(s.sql, ownerOf(link), id) : undefined;
     const paid = session && session.payment_link_id === link.id && session.status === 'COMPLETE';
-    send(res, 200, thanksPage(link, paid ? `${sessionUrl(s.config.checkoutUrl, session.id)}/receipt` : null));
+    send(res, 200, thanksPage(link, await branding(res, link), paid ? `${sessionUrl(s.config.checkoutUrl, session.id)}/receipt` : null));
   }));
 
   r.use(hostedPageErrors);

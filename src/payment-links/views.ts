@@ -1,4 +1,4 @@
-import { alertBox, formatAmount, html, messagePage, renderPage, type Html } from '../pages/index.ts';
+import { alertBox, formatAmount, html, messagePage, renderPage, type Html, type PageBrand } from '../pages/index.ts';
 import type { LinkSource } from './schema.ts';
 import type { PaymentLinkRow } from './store.ts';
 
@@ -12,17 +12,20 @@ export interface PayerForm {
 }
 
 const money = (l: PaymentLinkRow) => formatAmount(l.amount_cents, l.currency);
-const title = (l: PaymentLinkRow) => l.name ?? l.description ?? 'Payment';
+/**
+ * The heading of the public page. The link's `name` is internal (the merchant's dashboard name,
+ * spec 5.5) and never shown to payers: the description, else the business name, else "Payment".
+ */
+export const publicTitle = (l: PaymentLinkRow, brand: PageBrand): string => l.description ?? brand.business_name ?? 'Payment';
 const testMode = (l: PaymentLinkRow) => (l.livemode ? '' : html`<span class="status off">Test mode</span>`);
 /** The badges above the heading, on one line: test mode, and the state when it is not the usual one. */
 const badges = (l: PaymentLinkRow, state?: string) =>
   l.livemode && !state ? html`` : html`<p class="merchant">${testMode(l)} ${state ? html`<span class="status off">${state}</span>` : ''}</p>`;
 
-function summary(l: PaymentLinkRow): Html {
+function summary(l: PaymentLinkRow, brand: PageBrand): Html {
   return html`${badges(l)}
-<h1>${title(l)}</h1>
-<p class="amount">${money(l)}</p>
-${l.description && l.name ? html`<p class="description">${l.description}</p>` : ''}`;
+<h1>${publicTitle(l, brand)}</h1>
+<p class="amount">${money(l)}</p>`;
 }
 
 function field(id: 'name' | 'email' | 'phone', label: string, attrs: Html, form: PayerForm): Html {
@@ -35,10 +38,10 @@ ${error ? html`<p class="alert error" id="${id}-error">${error}</p>` : ''}
 }
 
 /** The page of a link that takes payments: what is paid, the fields it collects, one button. */
-export function linkPage(l: PaymentLinkRow, action: string, csrf: string, source: LinkSource, form: PayerForm = {}): string {
+export function linkPage(l: PaymentLinkRow, brand: PageBrand, action: string, csrf: string, source: LinkSource, form: PayerForm = {}): string {
   const hasErrors = form.errors && Object.keys(form.errors).length > 0;
   const body = html`<div class="card">
-${summary(l)}
+${summary(l, brand)}
 ${l.installment_enabled ? alertBox('info', 'Installments available: this merchant offers to spread the payment over several installments.') : ''}
 ${alertBox('error', form.message ?? (hasErrors ? 'Please check the highlighted fields.' : null))}
 <form method="post" action="${action}" novalidate>
@@ -51,42 +54,42 @@ ${l.collect_phone ? field('phone', 'Phone', html`type="tel" autocomplete="tel" m
 </form>
 ${l.livemode ? '' : html`<p class="muted">Test mode: no real money moves. The next page takes the test card 4242 4242 4242 4242.</p>`}
 </div>`;
-  return renderPage({ title: `${title(l)}: ${money(l)}`, body });
+  return renderPage({ title: `${publicTitle(l, brand)}: ${money(l)}`, body, brand });
 }
 
 /** A link that takes no payment (ended, deactivated or expired): the reason, and no form. */
-export function endedPage(l: PaymentLinkRow, badge: string, message: string): string {
+export function endedPage(l: PaymentLinkRow, brand: PageBrand, badge: string, message: string): string {
   const body = html`<div class="card stack">
 ${badges(l, badge)}
-<h1>${title(l)}</h1>
+<h1>${publicTitle(l, brand)}</h1>
 <p class="amount">${money(l)}</p>
 ${alertBox('info', message)}
 <p class="muted">Nothing can be paid on this page. If you still want to pay, ask the merchant for a new link.</p>
 </div>`;
-  return renderPage({ title: `${title(l)}: ${badge}`, body });
+  return renderPage({ title: `${publicTitle(l, brand)}: ${badge}`, body, brand });
 }
 
 /** A live link while live payments are off (no live processor keys): the payer is told, and nothing starts. */
-export function paymentsOffPage(l: PaymentLinkRow): string {
+export function paymentsOffPage(l: PaymentLinkRow, brand: PageBrand): string {
   const body = html`<div class="card stack">
 ${badges(l, 'Unavailable')}
-<h1>${title(l)}</h1>
+<h1>${publicTitle(l, brand)}</h1>
 <p class="amount">${money(l)}</p>
 ${alertBox('info', 'This merchant cannot take live payments yet. Nothing was charged. Please contact the merchant or try again later.')}
 </div>`;
-  return renderPage({ title: `${title(l)}: unavailable`, body });
+  return renderPage({ title: `${publicTitle(l, brand)}: unavailable`, body, brand });
 }
 
 /** Where the hosted checkout sends the payer after a successful payment on the link. */
-export function thanksPage(l: PaymentLinkRow, receiptUrl: string | null): string {
+export function thanksPage(l: PaymentLinkRow, brand: PageBrand, receiptUrl: string | null): string {
   const body = html`<div class="card stack">
 ${badges(l)}
 ${alertBox('success', receiptUrl ? 'Payment successful. Thank you!' : 'Thank you!')}
-<h1>${title(l)}</h1>
+<h1>${publicTitle(l, brand)}</h1>
 <p class="amount">${money(l)}</p>
 ${receiptUrl ? html`<a class="btn" href="${receiptUrl}">View receipt</a>` : html`<p>We could not find a completed payment for this page.</p>`}
 </div>`;
-  return renderPage({ title: 'Thank you', body });
+  return renderPage({ title: 'Thank you', body, brand });
 }
 
 export const notFoundPage = (): string =>

@@ -10,10 +10,10 @@ const update = (key: string, body: unknown) => t.request('POST', '/v1/account', 
 describe("the account's business name", () => {
   it('when a new account is read, then business_name is null; once set (trimmed), both modes answer it; null clears it', async () => {
     const a = await t.account();
-    expect((await account(a.test)).body).toEqual({ id: a.accountId, object: 'account', livemode: false, charges_enabled: true, business_name: null });
+    expect((await account(a.test)).body).toEqual({ id: a.accountId, object: 'account', livemode: false, charges_enabled: true, business_name: null, support_email: null, brand_color: null, logo_url: null });
     const set = await update(a.test, { business_name: '  Tea Room  ' });
     expect(set.status).toBe(200);
-    expect(set.body).toEqual({ id: a.accountId, object: 'account', livemode: false, charges_enabled: true, business_name: 'Tea Room' });
+    expect(set.body).toEqual({ id: a.accountId, object: 'account', livemode: false, charges_enabled: true, business_name: 'Tea Room', support_email: null, brand_color: null, logo_url: null });
     expect((await account(a.live)).body).toMatchObject({ livemode: true, business_name: 'Tea Room' });
     expect(await t.sql`select business_name from accounts where id = ${a.accountId}`).toEqual([{ business_name: 'Tea Room' }]);
     // An empty update changes nothing.

@@ -259,7 +259,7 @@ describe('PATCH /v1/account', () => {
     expect((await req('GET', '/v1/account', a.live)).body.business_name).toBe('Tea Room');
     const bad = await req('PATCH', '/v1/account', a.test, { business_name: '' });
     expect(bad.body.error).toMatchObject({ code: 'parameter_invalid', param: 'business_name' });
-    expect((await req('PATCH', '/v1/account', a.test, { support_email: 'x@y.co' })).body.error).toMatchObject({ code: 'parameter_unknown', param: 'support_email' });
+    expect((await req('PATCH', '/v1/account', a.test, { brand_colour: '#000000' })).body.error).toMatchObject({ code: 'parameter_unknown', param: 'brand_colour' });
     expect((await req('GET', '/v1/account', a.test)).body.business_name).toBe('Tea Room');
   });
 });

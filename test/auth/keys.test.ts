@@ -47,7 +47,7 @@ describe('authentication', () => {
   it('when a live key calls /v1/account, then livemode is true', async () => {
     const a = await t.account();
     const res = await t.request('GET', '/v1/account', { key: a.live });
-    expect(res.body).toEqual({ id: a.accountId, object: 'account', livemode: true, charges_enabled: false, business_name: null });
+    expect(res.body).toEqual({ id: a.accountId, object: 'account', livemode: true, charges_enabled: false, business_name: null, support_email: null, brand_color: null, logo_url: null });
   });
 });
 

@@ -23,11 +23,11 @@ describe('slugs are unique across accounts and modes, first come', () => {
     const a = await t.account();
     const b = await t.account();
     const s = slug('spring-sale');
-    const first = await create(a.test, { slug: s, name: 'Test link of A' });
+    const first = await create(a.test, { slug: s, name: 'Test link of A', description: 'Test link of A' });
     expect(first.status).toBe(200);
     expect(first.body.url).toBe(`${t.url}/l/${s}`);
 
-    const taker = await create(b.live, { slug: s, name: 'Live link of B' });
+    const taker = await create(b.live, { slug: s, name: 'Live link of B', description: 'Live link of B' });
     expect(taker.status).toBe(400);
     expect(taker.body.error).toMatchObject({ type: 'invalid_request_error', code: 'parameter_invalid', param: 'slug' });
     // Nothing about the account that holds it.
@@ -75,7 +75,7 @@ describe('slugs are unique across accounts and modes, first come', () => {
     expect(taker.status).toBe(400);
     expect(taker.body.error.param).toBe('slug');
     // The merchant that used it may use it again, in either mode.
-    const reuse = await create(a.live, { slug: s, name: 'A again' });
+    const reuse = await create(a.live, { slug: s, name: 'A again', description: 'A again' });
     expect(reuse.status).toBe(200);
     expect(await page(`${t.url}/l/${s}`)).toContain('A again');
 
@@ -88,7 +88,7 @@ describe('slugs are unique across accounts and modes, first come', () => {
     const accounts = await Promise.all([t.account(), t.account(), t.account()]);
     const keys = accounts.flatMap((a) => [a.test, a.live, a.test, a.live]);
     const s = slug('race');
-    const answers = await Promise.all(keys.map((k, i) => create(k, { slug: s, name: `racer ${i}` })));
+    const answers = await Promise.all(keys.map((k, i) => create(k, { slug: s, name: `racer ${i}`, description: `racer ${i}` })));
     const winners = answers.filter((r) => r.status === 200);
     expect(winners).toHaveLength(1);
     for (const r of answers.filter((x) => x.status !== 200)) {
@@ -96,7 +96,7 @@ describe('slugs are unique across accounts and modes, first come', () => {
       expect(r.body.error).toMatchObject({ code: 'parameter_invalid', param: 'slug' });
     }
     expect(winners[0]!.body.url).toBe(`${t.url}/l/${s}`);
-    expect(await page(`${t.url}/l/${s}`)).toContain(winners[0]!.body.name);
+    expect(await page(`${t.url}/l/${s}`)).toContain(winners[0]!.body.description);
     const rows = await t.sql`select id from payment_links where slug = ${s}`;
     expect(rows.map((r) => r.id)).toEqual([winners[0]!.body.id]);
   });

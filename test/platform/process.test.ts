@@ -60,7 +60,7 @@ describe('the service as a process', () => {
       const second = await run('scripts/create-key.ts', ['--mode', 'test', '--account', id], env).done;
       expect(second.stdout).toMatch(/^sk_test_/);
       const acct2 = await fetch(`http://127.0.0.1:${port}/v1/account`, { headers: { authorization: `Bearer ${second.stdout.trim()}` } });
-      expect(await acct2.json()).toEqual({ id, object: 'account', livemode: false, charges_enabled: true, business_name: null });
+      expect(await acct2.json()).toEqual({ id, object: 'account', livemode: false, charges_enabled: true, business_name: null, support_email: null, brand_color: null, logo_url: null });
 
       // A request whose body is still arriving when SIGTERM comes is finished, then the process exits 0.
       const body = JSON.stringify({ email: 'inflight@example.com' });

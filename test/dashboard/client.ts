@@ -1,0 +1,82 @@
+import { addUser } from '../../src/dashboard/service.ts';
+import type { TestServer } from '../helpers/server.ts';
+
+export interface Answer {
+  status: number;
+  location: string | null;
+  html: string;
+  headers: Headers;
+  setCookies: string[];
+}
+
+/** A browser without a browser: a cookie jar, the last page's CSRF token, urlencoded forms. */
+export class DashClient {
+  readonly cookies = new Map<string, string>();
+  token = '';
+  readonly t: TestServer;
+  headers: Record<string, string>;
+  constructor(t: TestServer, headers: Record<string, string> = {}) {
+    this.t = t;
+    this.headers = headers;
+  }
+
+  async send(method: string, path: string, form?: Record<string, string>): Promise<Answer> {
+    const headers: Record<string, string> = { ...this.headers };
+    if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    let body: string | undefined;
+    if (form) {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(form).toString();
+    }
+    const res = await fetch(this.t.url + path, { method, headers, body, redirect: 'manual' });
+    const setCookies = res.headers.getSetCookie();
+    for (const c of setCookies) {
+      const [pair] = c.split(';');
+      const eq = pair!.indexOf('=');
+      const name = pair!.slice(0, eq);
+      const value = pair!.slice(eq + 1);
+      if (value === '' || /max-age=0/i.test(c)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    const html = await res.text();
+    const token = /name="_csrf" value="([^"]+)"/.exec(html);
+    if (token) this.token = token[1]!;
+    return { status: res.status, location: res.headers.get('location'), html, headers: res.headers, setCookies };
+  }
+
+  get(path: string) {
+    return this.send('GET', path);
+  }
+
+  post(path: string, form: Record<string, string>) {
+    return this.send('POST', path, { _csrf: this.token, ...form });
+  }
+
+  async signIn(email: string, password: string): Promise<Answer> {
+    await this.get('/dashboard/sign-in');
+    return this.post('/dashboard/sign-in', { email, password });
+  }
+}
+
+export const PASSWORD = 'a long test password';
+
+/** A user of the account with a password set through the one-time link, as a merchant would. */
+export async function createUser(t: TestServer, accountId: string, email: string, password = PASSWORD): Promise<void> {
+  const r = await addUser(t.sql, accountId, email, 3600);
+  if (!r.ok) throw new Error(r.problem);
+  const c = new DashClient(t);
+  const page = await c.get(`/dashboard/set-password?token=${r.token}`);
+  if (page.status !== 200) throw new Error(`set-password page: ${page.status}`);
+  const done = await c.post('/dashboard/set-password', { token: r.token, password, confirm: password });
+  if (done.status !== 303) throw new Error(`set-password: ${done.status} ${done.html}`);
+}
+
+/** A client signed in as a new user of the account. */
+export async function signedIn(t: TestServer, accountId: string, email: string): Promise<DashClient> {
+  await createUser(t, accountId, email);
+  const c = new DashClient(t);
+  const res = await c.signIn(email, PASSWORD);
+  if (res.status !== 303) throw new Error(`sign-in: ${res.status}`);
+  await c.get('/dashboard');
+  return c;
+}
