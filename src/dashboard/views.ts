@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { formatAmount } from '../lib/currency.ts';
 import { html, raw, type Html } from '../pages/html.ts';
+import { alertBox } from '../pages/layout.ts';
 import type { HomeNumbers } from './home.ts';
 import { PASSWORD_MAX, PASSWORD_MIN } from './password.ts';
 import type { SessionRow, UserRow } from './store.ts';
@@ -88,11 +89,6 @@ ${body}
 </body>
 </html>
 `.value;
-}
-
-export function alertBox(kind: 'error' | 'info' | 'success', message: string | null | undefined): Html {
-  if (!message) return html``;
-  return html`<div class="alert ${kind}" role="${kind === 'error' ? 'alert' : 'status'}">${message}</div>`;
 }
 
 /** A page of a signed-in user: the test banner in test mode, the header, then `body`. */
