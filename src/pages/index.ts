@@ -6,4 +6,4 @@ export { staticScript, type StaticAsset } from './assets.ts';
 export { formatAmount } from '../lib/currency.ts';
 export { formText, refuseUnreadableInput, unreadableFields } from './input.ts';
 export { pageRoutes, type PageLoader } from './route.ts';
-export { clientAddress, hostedPageLimits, throttledAnswer, type HostedPageLimits, type Throttled } from './rate-limit.ts';
+export { clientAddress, fallbackWarning, hostedPageLimits, HourlyLimit, takeAll, throttledAnswer, type HostedPageLimits, type Throttled } from './rate-limit.ts';

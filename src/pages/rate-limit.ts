@@ -33,7 +33,7 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
 }
 
 /** One hourly limit: a Redis counter with an in-memory stand-in. */
-class HourlyLimit {
+export class HourlyLimit {
   private readonly redis: RateLimiterRedis;
   private readonly memory: RateLimiterMemory;
   private readonly fellBack: (err: unknown) => void;
@@ -68,11 +68,21 @@ class HourlyLimit {
 const throttled = (res: RateLimiterRes): Throttled => ({ retryAfterSeconds: Math.max(1, Math.ceil(res.msBeforeNext / 1000)) });
 
 /** The first refusal of several counters taken together (each is counted either way). */
-async function takeAll(takes: Array<Promise<Throttled | null> | null>): Promise<Throttled | null> {
+export async function takeAll(takes: Array<Promise<Throttled | null> | null>): Promise<Throttled | null> {
   const results = await Promise.all(takes);
   const refused = results.filter((r): r is Throttled => r !== null);
   if (!refused.length) return null;
   return { retryAfterSeconds: Math.max(...refused.map((r) => r.retryAfterSeconds)) };
+}
+
+/** What HourlyLimit calls when Redis fails it: one warning per WARN_EVERY_MS, however many requests fall back. */
+export function fallbackWarning(log: Logger, message: string): (err: unknown) => void {
+  let lastWarn = 0;
+  return (err) => {
+    if (Date.now() - lastWarn < WARN_EVERY_MS) return;
+    lastWarn = Date.now();
+    log.warn({ err }, message);
+  };
 }
 
 export interface HostedPageLimits {
@@ -88,13 +98,7 @@ const perServices = new WeakMap<Services, HostedPageLimits>();
 export function hostedPageLimits(s: Services): HostedPageLimits {
   let limits = perServices.get(s);
   if (limits) return limits;
-  const log: Logger = s.log.child({ component: 'rate-limit' });
-  let lastWarn = 0;
-  const fellBack = (err: unknown) => {
-    if (Date.now() - lastWarn < WARN_EVERY_MS) return;
-    lastWarn = Date.now();
-    log.warn({ err }, 'rate limits counted in memory: Redis is unavailable');
-  };
+  const fellBack = fallbackWarning(s.log.child({ component: 'rate-limit' }), 'rate limits counted in memory: Redis is unavailable');
   const { linkSessionsPerHour, payPerClientPerHour, payPerSessionPerHour } = s.config.rateLimits;
   // A limit set to 0 is off.
   const limit = (name: string, points: number) => (points > 0 ? new HourlyLimit(s, name, points, fellBack) : null);
