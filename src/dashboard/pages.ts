@@ -1,25 +1,28 @@
-import express, { Router, type ErrorRequestHandler, type Request, type RequestHandler, type Response } from 'express';
+import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
 import { parseCookie, stringifySetCookie } from 'cookie';
 import { isDatabaseUnavailable } from '../lib/dependencies.ts';
-import { clientAddress, createCsrf, formText, hostedPageSecurity, refuseUnreadableInput } from '../pages/index.ts';
+import { ApiError } from '../lib/errors.ts';
+import { clientAddress, createCsrf, formText, hostedPageSecurity, refuseUnreadableInput, staticScript } from '../pages/index.ts';
 import type { Services } from '../services.ts';
-import { homeNumbers } from './home.ts';
+import { dashContext, dashLocals, FORM_EXPIRED, FormRefused, sessionScope, type DashContext } from './context.ts';
+import { apiKeysPages } from './api-keys/pages.ts';
+import { checkoutSessionsPages } from './checkout/pages.ts';
+import { customersPages } from './customers/pages.ts';
+import { eventsPages } from './events/pages.ts';
+import { homePages } from './home/pages.ts';
+import { invoicesPages } from './invoices/pages.ts';
+import { paymentLinksPages } from './payment-links/pages.ts';
+import { paymentsPages } from './payments/pages.ts';
+import { settingsPages } from './settings/pages.ts';
+import { webhooksPages } from './webhooks/pages.ts';
+import { html } from '../pages/html.ts';
+import { DASH_CSS_HASH, DASH_SCRIPT_PATH, messagePage, sectionOf, sectionPath } from './layout.ts';
 import { dummyHash, hashPassword, passwordProblem, verifyPassword, PASSWORD_MAX } from './password.ts';
-import { addUser, setPasswordUrl } from './service.ts';
-import {
-  deleteSession,
-  findPasswordToken,
-  findSession,
-  hashToken,
-  insertSession,
-  listUsers,
-  setSessionMode,
-  usePasswordToken,
-  usersForSignIn,
-  type SessionRow,
-} from './store.ts';
+import { deleteSession, findPasswordToken, findSession, hashToken, insertSession, setSessionMode, usePasswordToken, usersForSignIn } from './store.ts';
 import { signInThrottle } from './throttle.ts';
-import { DASH_CSS_HASH, homeBody, messagePage, setPasswordPage, shellPage, signInPage, usersBody, type UsersView } from './views.ts';
+import { usersPages } from './users/pages.ts';
+import { setPasswordPage, signInPage } from './views.ts';
+import { alertBox, card } from './widgets.ts';
 
 export const DASHBOARD_PATH = '/dashboard';
 export const SESSION_COOKIE = 'dash_session';
@@ -27,25 +30,41 @@ const SIGN_IN = `${DASHBOARD_PATH}/sign-in`;
 const TOKEN = /^[A-Za-z0-9_-]{43}$/;
 /** The generic answer to a failed sign-in: it never says whether the email is a user. */
 export const SIGN_IN_FAILED = 'Email or password is incorrect.';
-const FORM_EXPIRED = 'This form has expired. Reload the page and try again.';
-
 const CSRF_SIGN_IN = 'dashboard-sign-in';
 const CSRF_SET_PASSWORD = 'dashboard-set-password';
-/** The CSRF scope of a signed-in user's forms: their session. */
-const sessionScope = (session: SessionRow) => `dashboard:${session.token_hash.toString('hex')}`;
 
-/** Where a form may send the user back to (the pages of the dashboard's navigation). */
-const BACK = /^\/dashboard(\/users)?$/;
+/** Where the mode switch may send the user back to: the first page of a section. */
+const BACK = /^\/dashboard(\/[a-z-]+)?$/;
 
-type Locals = { session?: SessionRow; sessionTokenHash?: Buffer };
-const locals = (res: Response) => res.locals as Locals;
+const script = staticScript(new URL('./assets/dashboard.js', import.meta.url));
+const SCRIPT_URL = `${DASH_SCRIPT_PATH}?${script.version}`;
+const locals = dashLocals;
+
+/**
+ * The sections of the dashboard, each a router of its own folder, mounted here and nowhere else
+ * (in the order of the navigation, layout.ts). Every one is given the same context.
+ */
+const SECTIONS: Array<[string, (ctx: DashContext) => Router]> = [
+  ['/', homePages],
+  ['/payments', paymentsPages],
+  ['/checkout-sessions', checkoutSessionsPages],
+  ['/payment-links', paymentLinksPages],
+  ['/customers', customersPages],
+  ['/invoices', invoicesPages],
+  ['/events', eventsPages],
+  ['/webhooks', webhooksPages],
+  ['/api-keys', apiKeysPages],
+  ['/settings', settingsPages],
+  ['/users', usersPages],
+];
 
 /**
  * The merchant dashboard at /dashboard (issue 14): sign-in with a password, sessions in
  * Postgres behind an HttpOnly cookie, a one-time link to choose a password, the test/live
- * switch and the Home page. Server-rendered, no script, a strict CSP; every form carries a CSRF
- * token, every query filters on the session's account and mode. A request without a valid
- * session, to any path under /dashboard, is sent to the sign-in page (303).
+ * switch, and the sections. Server-rendered, a strict CSP (one script of our own, for the copy
+ * buttons); every form carries a CSRF token, every query filters on the session's account and
+ * mode, and every change goes through the services of the API (context.ts `action`). A request
+ * without a valid session, to any path under /dashboard, is sent to the sign-in page (303).
  */
 export function dashboardRouter(s: Services): Router {
   const r = Router();
@@ -57,8 +76,17 @@ export function dashboardRouter(s: Services): Router {
   const secureCookie = (req: Request) => req.secure || s.config.publicBaseUrl.startsWith('https:');
   const cookieOptions = (req: Request) => ({ path: DASHBOARD_PATH, httpOnly: true, sameSite: 'lax' as const, secure: secureCookie(req) });
 
-  // The hosted pages' headers (strict CSP, no-store), with the dashboard's own stylesheet.
-  r.use(hostedPageSecurity(DASH_CSS_HASH));
+  const ctx = dashContext(s, csrf, SCRIPT_URL);
+
+  // The hosted pages' headers (strict CSP, no-store), with the dashboard's own stylesheet and script.
+  const security = hostedPageSecurity(DASH_CSS_HASH);
+  r.use((req, res, next) =>
+    security(req, res, () => {
+      res.setHeader('Content-Security-Policy', `${String(res.getHeader('Content-Security-Policy'))};script-src 'self'`);
+      next();
+    }),
+  );
+  r.get('/assets/dashboard.js', script.handler);
   r.use(form);
 
   // The session of the cookie, if any and still within both limits.
@@ -164,43 +192,15 @@ export function dashboardRouter(s: Services): Router {
     res.redirect(303, SIGN_IN);
   });
 
-  const session = (res: Response) => locals(res).session!;
-  /** A signed-in form: refused with a page unless its CSRF token is the session's. */
-  const checked =
-    (handle: (req: Request, res: Response, session: SessionRow) => Promise<unknown>): RequestHandler =>
-    async (req, res) => {
-      if (!(await csrf.verify(req, sessionScope(session(res))))) return send(res, 403, messagePage('This form has expired', FORM_EXPIRED));
-      await handle(req, res, session(res));
-    };
-  const ownerOf = (se: SessionRow) => ({ accountId: se.account_id, livemode: se.livemode });
-
-  r.get('/', async (req, res) => {
-    const se = session(res);
-    const numbers = await homeNumbers(s.sql, ownerOf(se));
-    send(res, 200, shellPage(se, await csrf.token(req, res, sessionScope(se)), 'home', 'Home', homeBody(numbers)));
-  });
-
-  const usersPage = async (req: Request, res: Response, status: number, extra: Partial<UsersView> = {}) => {
-    const se = session(res);
-    const token = await csrf.token(req, res, sessionScope(se));
-    const users = await listUsers(s.sql, se.account_id);
-    send(res, status, shellPage(se, token, 'users', 'Users', usersBody({ users, csrf: token, ...extra })));
+  const checked = (handle: (req: Request, res: Response) => Promise<unknown>) => async (req: Request, res: Response) => {
+    if (!(await csrf.verify(req, sessionScope(ctx.session(res))))) throw new FormRefused(403, 'This form has expired', FORM_EXPIRED);
+    await handle(req, res);
   };
-  r.get('/users', (req, res) => usersPage(req, res, 200));
-  r.post(
-    '/users',
-    checked(async (req, res, se) => {
-      const email = formText((req.body as Record<string, unknown>).email);
-      const result = await addUser(s.sql, se.account_id, email, cfg.passwordLinkSeconds);
-      if (!result.ok) return usersPage(req, res, 400, { email, error: result.problem });
-      req.log.info({ component: 'dashboard', user: se.user_id, invited: result.user.id }, 'dashboard user invited');
-      return usersPage(req, res, 200, { link: { email: result.user.email, url: setPasswordUrl(s.config.publicBaseUrl, result.token) } });
-    }),
-  );
 
   r.post(
     '/mode',
-    checked(async (req, res, se) => {
+    checked(async (req, res) => {
+      const se = ctx.session(res);
       const body = req.body as Record<string, unknown>;
       const mode = formText(body.mode);
       if (mode !== 'test' && mode !== 'live') return send(res, 400, messagePage('Please try again', 'The mode must be test or live.'));
@@ -212,27 +212,62 @@ export function dashboardRouter(s: Services): Router {
 
   r.post(
     '/sign-out',
-    checked(async (req, res, se) => {
+    checked(async (req, res) => {
+      const se = ctx.session(res);
       await deleteSession(s.sql, se.token_hash);
       clearSessionCookie(req, res);
       res.redirect(303, `${SIGN_IN}?signed_out=1`);
     }),
   );
 
-  r.use((_req, res) => send(res, 404, messagePage('Page not found', 'There is no such page in the dashboard.')));
-  r.use(dashboardErrors);
+  for (const [path, section] of SECTIONS) r.use(path, section(ctx));
+
+  r.use((_req, _res) => {
+    throw new FormRefused(404, 'Page not found', 'There is no such page in the dashboard.');
+  });
+  r.use(dashboardErrors(ctx));
   return r;
 }
 
-/** The dashboard's last handler: a page, never a JSON body or a stack. */
-const dashboardErrors: ErrorRequestHandler = (err, req, res, _next) => {
-  const status = (err as { status?: number }).status;
-  const page = (code: number, heading: string, message: string) => res.status(code).type('html').send(messagePage(heading, message));
-  if (status && status >= 400 && status < 500) return page(status, 'Please try again', 'The form could not be read. Go back and submit it again.');
-  if (isDatabaseUnavailable(err)) {
-    res.setHeader('Retry-After', '2');
-    return page(503, 'Temporarily unavailable', 'We cannot reach our records right now. Please try again in a few seconds.');
-  }
-  req.log.error({ err }, 'dashboard error');
-  return page(500, 'Something went wrong', 'Something went wrong on our side. Please try again in a moment.');
+/** What an error of the API's services says in the dashboard, by its code. */
+const HEADINGS: Partial<Record<ApiError['code'], string>> = {
+  resource_missing: 'Not found',
+  route_not_found: 'Page not found',
+  parameter_invalid: 'Please check what you entered',
+  parameter_unknown: 'Please check what you entered',
+  parameter_missing: 'Please check what you entered',
+  resource_invalid_state: 'This cannot be done now',
+  idempotency_key_in_progress: 'Still working',
 };
+
+/**
+ * The dashboard's last handler: a page, never a JSON body or a stack. A signed-in user gets it in
+ * the shell (the error of an API service says what the API would have said: an unknown id is a
+ * 404, a bad filter a 400 naming it); anyone else a plain page.
+ */
+function dashboardErrors(ctx: DashContext): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    let status = 500;
+    let heading = 'Something went wrong';
+    let message = 'Something went wrong on our side. Please try again in a moment.';
+    if (err instanceof FormRefused) {
+      [status, heading, message] = [err.status, err.heading, err.message];
+    } else if (err instanceof ApiError && err.status < 500) {
+      [status, heading, message] = [err.status, HEADINGS[err.code] ?? 'This cannot be done', err.message];
+    } else if (isDatabaseUnavailable(err)) {
+      res.setHeader('Retry-After', '2');
+      [status, heading, message] = [503, 'Temporarily unavailable', 'We cannot reach our records right now. Please try again in a few seconds.'];
+    } else if ((err as { status?: number }).status && (err as { status: number }).status < 500) {
+      // A body-parser refusal: an oversized or malformed form.
+      [status, heading, message] = [(err as { status: number }).status, 'Please try again', 'The form could not be read. Go back and submit it again.'];
+    } else {
+      req.log.error({ err }, 'dashboard error');
+    }
+    if (res.headersSent) return;
+    const se = locals(res).session;
+    if (!se || status === 503) return res.status(status).type('html').send(messagePage(heading, message));
+    ctx
+      .render(req, res, () => ({ section: sectionOf(req.originalUrl), title: heading, body: card(null, html`${alertBox(status >= 500 ? 'error' : 'info', message)}<p><a href="${sectionPath('home')}">Back to Home</a></p>`) }), status)
+      .catch(() => res.status(status).type('html').send(messagePage(heading, message)));
+  };
+}

@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { addUser } from '../../src/dashboard/service.ts';
 import type { TestServer } from '../helpers/server.ts';
 
@@ -9,10 +10,18 @@ export interface Answer {
   setCookies: string[];
 }
 
-/** A browser without a browser: a cookie jar, the last page's CSRF token, urlencoded forms. */
+/** A new idempotency key, as a dashboard form carries one. */
+export const formKey = (): string => randomBytes(16).toString('base64url');
+
+/**
+ * A browser without a browser: a cookie jar, the last page's CSRF token and mode, urlencoded
+ * forms. `post` sends what a form of the last page sends: its CSRF token, the mode it was opened
+ * in and a fresh idempotency key (each overridable).
+ */
 export class DashClient {
   readonly cookies = new Map<string, string>();
   token = '';
+  mode = 'test';
   readonly t: TestServer;
   headers: Record<string, string>;
   constructor(t: TestServer, headers: Record<string, string> = {}) {
@@ -41,6 +50,8 @@ export class DashClient {
     const html = await res.text();
     const token = /name="_csrf" value="([^"]+)"/.exec(html);
     if (token) this.token = token[1]!;
+    const mode = /name="form_mode" value="([^"]+)"/.exec(html);
+    if (mode) this.mode = mode[1]!;
     return { status: res.status, location: res.headers.get('location'), html, headers: res.headers, setCookies };
   }
 
@@ -49,7 +60,7 @@ export class DashClient {
   }
 
   post(path: string, form: Record<string, string>) {
-    return this.send('POST', path, { _csrf: this.token, ...form });
+    return this.send('POST', path, { _csrf: this.token, form_mode: this.mode, idempotency_key: formKey(), ...form });
   }
 
   async signIn(email: string, password: string): Promise<Answer> {
@@ -79,4 +90,27 @@ export async function signedIn(t: TestServer, accountId: string, email: string):
   if (res.status !== 303) throw new Error(`sign-in: ${res.status}`);
   await c.get('/dashboard');
   return c;
+}
+
+/**
+ * Signs a Chromium page in as a user of the account (created with PASSWORD if new), the way a
+ * merchant does: the sign-in form, then Home.
+ */
+export async function signInBrowser(page: import('playwright-core').Page, t: TestServer, accountId: string, email: string): Promise<void> {
+  const [known] = await t.sql`select 1 from dashboard_users where account_id = ${accountId} and lower(email) = lower(${email})`;
+  if (!known) await createUser(t, accountId, email);
+  await page.goto(`${t.url}/dashboard/sign-in`);
+  await page.getByLabel('Email').fill(email);
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(`${t.url}/dashboard`);
+}
+
+/** Collects what the page's CSP refused: a dashboard page must refuse nothing of its own. */
+export function cspViolations(page: import('playwright-core').Page): string[] {
+  const seen: string[] = [];
+  page.on('console', (m) => {
+    if (/Content Security Policy/i.test(m.text())) seen.push(m.text());
+  });
+  return seen;
 }

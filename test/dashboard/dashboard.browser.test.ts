@@ -5,7 +5,7 @@ import { createSession } from '../checkout/helpers.ts';
 import { DESKTOP, launchBrowser, PHONE, withPage } from '../helpers/browser.ts';
 import { Payer } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { createUser, PASSWORD } from './client.ts';
+import { createUser, cspViolations, PASSWORD } from './client.ts';
 
 const SHOTS = process.env.DASH_SHOTS_DIR ?? '/work/shots';
 const t = useTestServer();
@@ -33,14 +33,6 @@ afterAll(async () => {
   await browser?.close();
 });
 
-/** Collects what the page's CSP refused: a strict page must refuse nothing of its own. */
-function cspViolations(page: Page): string[] {
-  const seen: string[] = [];
-  page.on('console', (m) => {
-    if (/Content Security Policy/i.test(m.text())) seen.push(m.text());
-  });
-  return seen;
-}
 
 /** The id of the element that has the keyboard focus. */
 const focusedId = (page: Page) => page.locator(':focus').getAttribute('id');
@@ -77,7 +69,19 @@ describe('the dashboard in Chromium', () => {
       expect(await page.getByRole('img', { name: /Daily volume in USD over the last 30 days, \$61\.50 in all/ }).count()).toBe(1);
       // The navigation lists only pages that exist, and each answers.
       const links = await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
-      expect(links).toEqual(['/dashboard', '/dashboard/users']);
+      expect(links).toEqual([
+        '/dashboard',
+        '/dashboard/payments',
+        '/dashboard/checkout-sessions',
+        '/dashboard/payment-links',
+        '/dashboard/customers',
+        '/dashboard/invoices',
+        '/dashboard/events',
+        '/dashboard/webhooks',
+        '/dashboard/api-keys',
+        '/dashboard/settings',
+        '/dashboard/users',
+      ]);
       await page.screenshot({ path: `${SHOTS}/dash-home-desktop.png`, fullPage: true });
 
       await page.getByRole('button', { name: 'Switch to live data' }).click();

@@ -85,14 +85,26 @@ describe('the Home page', () => {
     expect((await c.post('/dashboard/mode', { mode: 'sideways' })).status).toBe(400);
   });
 
-  it('sends strict security headers: no script, the stylesheet by hash, no framing, no caching', async () => {
+  it('sends strict security headers: scripts of our own only, the stylesheet by hash, no framing, no caching', async () => {
     const res = await new DashClient(t).get('/dashboard/sign-in');
     const csp = res.headers.get('content-security-policy')!;
     expect(csp).toContain("default-src 'none'");
-    expect(csp).toMatch(/style-src 'sha256-[^']+'/);
-    expect(csp).not.toContain('script-src');
+    expect(csp).toMatch(/style-src 'sha256-[^']+'(;|$)/);
+    expect(csp).toMatch(/script-src 'self'(;|$)/);
+    expect(csp).not.toContain('unsafe');
     expect(csp).toContain("frame-ancestors 'none'");
     expect(res.headers.get('cache-control')).toBe('no-store');
-    expect(res.html).not.toContain('<script');
+    expect(res.html).not.toContain('<script'); // the sign-in page has no script at all
+
+    // A signed-in page loads the one script, from the service itself, versioned and nosniff.
+    const c = await signedIn(t, a.accountId, 'home-csp@example.com');
+    const home = await c.get('/dashboard');
+    const src = /<script src="([^"]+)" defer><\/script>/.exec(home.html)![1]!;
+    expect(src).toMatch(/^\/dashboard\/assets\/dashboard\.js\?v=[0-9a-f]{16}$/);
+    expect(home.html.match(/<script/g)).toHaveLength(1);
+    const js = await fetch(t.url + src);
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(js.headers.get('x-content-type-options')).toBe('nosniff');
   });
 });

@@ -1,5 +1,5 @@
-import type { Db } from '../db/sql.ts';
-import type { Owner } from '../lib/owner.ts';
+import type { Db } from '../../db/sql.ts';
+import type { Owner } from '../../lib/owner.ts';
 
 export interface CurrencyVolume {
   currency: string;
