@@ -112,6 +112,14 @@ details.disclose>summary{cursor:pointer;font-weight:600;color:#4b44d6;padding:.2
 .qr{display:block;width:12rem;max-width:100%;height:auto;background:#fff;border:1px solid #e6e8ee;border-radius:8px;padding:.5rem}
 .chart svg{display:block;width:100%;height:auto}
 .chart .axis{font-size:.8125rem;color:#5b6478;display:flex;justify-content:space-between}
+/* payments */
+/* checkout */
+/* payment-links */
+/* invoices */
+/* events */
+/* webhooks */
+/* api-keys */
+/* settings */
 @media (max-width:60rem){.frame{display:block;padding:0 .75rem}
 nav.sections{padding:.5rem 0 0;overflow-x:auto;white-space:nowrap}
 nav.sections .group{display:none}
