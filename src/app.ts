@@ -20,6 +20,7 @@ import { emailsRouter } from './email/routes.ts';
 import { invoiceMountPath, invoicePagesRouter } from './invoices/pages.ts';
 import { invoicesRouter } from './invoices/routes.ts';
 import type { Services } from './services.ts';
+import { testEventsRouter } from './test-events/routes.ts';
 import { eventDeliveriesRouter, webhookEndpointsRouter } from './webhooks/routes.ts';
 
 /** The web process: the /v1 API, the hosted pages and the operational probes. */
@@ -56,6 +57,7 @@ export function createApp(s: Services): express.Express {
   v1.use('/invoices', invoicesRouter(s));
   v1.use('/emails', emailsRouter(s));
   v1.use('/webhook-endpoints', webhookEndpointsRouter(s));
+  v1.use('/webhook-endpoints', testEventsRouter(s)); // /:id/test: the sample objects are the test-events component's
   v1.use('/events', eventsRouter(s));
   v1.use('/events', eventDeliveriesRouter(s)); // /:id/deliveries and /:id/resend: the webhooks component's
   v1.use('/event-types', eventTypesRouter());

@@ -1,14 +1,15 @@
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import { ApiError, resourceMissing } from '../lib/errors.ts';
 import { parseListQuery, toList } from '../lib/pagination.ts';
 import { chargesEnabled } from '../processor/select.ts';
 import { pathId, validate } from '../lib/validate.ts';
 import type { Services } from '../services.ts';
 import type { Owner } from '../lib/owner.ts';
-import { getBranding, setBranding } from './keys.ts';
+import { getBranding } from './keys.ts';
 import { callingKeyId } from './middleware.ts';
 import { presentApiKey, presentNewApiKey } from './presenter.ts';
 import { CreateApiKey, ListApiKeys, RevokeApiKey, RollApiKey, UpdateAccount } from './schema.ts';
+import { createKey, revokeKey, rollKey, updateAccount, type KeyCaller } from './service.ts';
 import * as store from './store.ts';
 
 export function accountRouter(s: Services): Router {
@@ -37,7 +38,7 @@ export function accountRouter(s: Services): Router {
 
   const update: RequestHandler = async (req, res) => {
     const input = validate(UpdateAccount, req.body);
-    await setBranding(s.sql, req.auth.accountId, input);
+    await updateAccount(s.sql, req.auth, input, req.log);
     res.json(await present(req.auth));
   };
   r.post('/', update);
@@ -54,6 +55,7 @@ export function apiKeysRouter(s: Services): Router {
   const { sql } = s;
   const r = Router();
   const keyId = (id: string) => pathId('key', 'api_key', id);
+  const caller = (req: Request): KeyCaller => ({ log: req.log, keyId: callingKeyId(req) });
 
   r.use((req, _res, next) => {
     if (req.method === 'POST' && req.get('Idempotency-Key') !== undefined) {
@@ -72,8 +74,7 @@ export function apiKeysRouter(s: Services): Router {
 
   r.post('/', async (req, res) => {
     validate(CreateApiKey, req.body);
-    const { row, secret } = await store.createKey(sql, req.auth);
-    req.log.info({ apiKeyId: row.id }, 'api key created');
+    const { row, secret } = await createKey(sql, req.auth, caller(req));
     res.json(presentNewApiKey(row, secret));
   });
 
@@ -86,37 +87,14 @@ export function apiKeysRouter(s: Services): Router {
   r.post('/:id/roll', async (req, res) => {
     const id = keyId(req.params.id);
     const { expires_in } = validate(RollApiKey, req.body);
-    if (expires_in === 0 && id === callingKeyId(req)) {
-      throw new ApiError(
-        'resource_invalid_state',
-        'This request is authenticated by the key you are rolling: with expires_in 0 it would stop working at once and lock you out. Give an overlap in expires_in, or roll it with another key.',
-        'expires_in',
-      );
-    }
-    const out = await store.rollApiKey(sql, req.auth, id, expires_in);
-    if (out === 'missing') throw resourceMissing('api_key', req.params.id);
-    if ('problem' in out) throw new ApiError('resource_invalid_state', out.problem, 'id');
-    req.log.info({ apiKeyId: id, newApiKeyId: out.row.id, expiresIn: expires_in }, 'api key rolled');
-    res.json(presentNewApiKey(out.row, out.secret));
+    const { row, secret } = await rollKey(sql, req.auth, id, expires_in, caller(req));
+    res.json(presentNewApiKey(row, secret));
   });
 
   r.post('/:id/revoke', async (req, res) => {
     const id = keyId(req.params.id);
     validate(RevokeApiKey, req.body);
-    if (id === callingKeyId(req)) {
-      throw new ApiError(
-        'resource_invalid_state',
-        'This request is authenticated by the key you are revoking: revoking it would lock you out. Revoke it with another key of this account and mode.',
-        'id',
-      );
-    }
-    const row = await store.findApiKey(sql, req.auth, id);
-    if (!row) throw resourceMissing('api_key', req.params.id);
-    const problem = store.endedProblem(row);
-    if (problem) throw new ApiError('resource_invalid_state', problem, 'id');
-    const revoked = await store.revokeApiKey(sql, req.auth, id);
-    req.log.info({ apiKeyId: id }, 'api key revoked');
-    res.json(presentApiKey(revoked!));
+    res.json(presentApiKey(await revokeKey(sql, req.auth, id, caller(req))));
   });
 
   return r;

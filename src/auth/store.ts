@@ -45,8 +45,8 @@ export function endedProblem(row: ApiKeyRow, now = new Date()): string | null {
 
 /**
  * Revokes the key (effective at once in this database; other processes drop it from their cache
- * within API_KEY_CACHE_SECONDS). Answers undefined for a key of another account or mode, and the
- * row unchanged when it had already ended.
+ * within API_KEY_CACHE_SECONDS). Answers the revoked row; undefined when nothing was revoked (a
+ * key of another account or mode, or one that had already ended).
  */
 export async function revokeApiKey(sql: Sql, o: Owner, id: string): Promise<ApiKeyRow | undefined> {
   const [row] = await sql<ApiKeyRow[]>`
@@ -54,7 +54,7 @@ export async function revokeApiKey(sql: Sql, o: Owner, id: string): Promise<ApiK
     where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode}
       and revoked_at is null and (expires_at is null or expires_at > now())
     returning ${sql(COLUMNS)}`;
-  return row ?? findApiKey(sql, o, id);
+  return row;
 }
 
 /**

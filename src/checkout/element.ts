@@ -1,8 +1,10 @@
 import type { Request, RequestHandler, Response, Router } from 'express';
 import type { Logger } from 'pino';
+import { getBranding } from '../auth/keys.ts';
 import { ownerOf } from '../lib/owner.ts';
 import * as payments from '../payments/store.ts';
 import {
+  allowBrand,
   allowPaymentElement,
   clientAddress,
   formText as str,
@@ -11,6 +13,7 @@ import {
   throttledAnswer,
   type Csrf,
   type HostedPageLimits,
+  type PageBrand,
 } from '../pages/index.ts';
 import { emailProblem } from '../processor/cards.ts';
 import type { AttemptLookup, Processor } from '../processor/types.ts';
@@ -51,9 +54,16 @@ export interface ElementContext {
 
 const html = (res: Response, status: number, body: string) => res.status(status).type('html').send(body);
 
-/** A live session while live payments are off: a page with no form (503: the merchant's setup, not the payer's input). */
-export function refuseLivePayment(res: Response, row: SessionRow): void {
-  html(res, 503, views.livePaymentsOffPage(row));
+/** The account's name, logo and colour for a page of the session, allowed in the response's CSP. */
+async function branding(s: Services, res: Response, row: SessionRow): Promise<PageBrand> {
+  const brand = await getBranding(s.sql, row.account_id);
+  allowBrand(res, brand);
+  return brand;
+}
+
+/** A live session while live payments are off: a page with no form (503: the merchant's setup, not the payer's input), in the merchant's branding. */
+export async function refuseLivePayment(s: Services, res: Response, row: SessionRow): Promise<void> {
+  html(res, 503, views.livePaymentsOffPage(row, await branding(s, res, row)));
 }
 export const LIVE_OFF_MESSAGE = 'This merchant cannot take live payments yet. Nothing was charged.';
 
@@ -71,6 +81,7 @@ export function elementPages(c: ElementContext) {
       return html(res, 503, messagePage('Temporarily unavailable', UNAVAILABLE));
     }
     allowPaymentElement(res, s.config.stripe);
+    const brand = await branding(s, res, row);
     const base = `${c.paths.base}/${row.id}`;
     html(res, status, views.elementPage(intent.session, c.paths, {
       csrf: await c.csrf.token(req, res, row.id),
@@ -82,7 +93,7 @@ export function elementPages(c: ElementContext) {
       scriptUrl: `${c.paths.base}${ELEMENT_SCRIPT_PATH}?${script.version}`,
       prepareUrl: `${base}/element/prepare`,
       returnUrl: `${s.config.checkoutUrl}/${row.id}/element/return`,
-    }));
+    }, brand));
   }
 
   /** The prepare post's JSON answer: ok (confirm now), an error to show, or a page to go to. */

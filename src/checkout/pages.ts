@@ -84,7 +84,7 @@ export function checkoutPagesRouter(s: Services): Router {
   /** The payment page: the card form (simulator), the Payment Element (Stripe), or live payments off. */
   async function showForm(req: Request, res: Response, row: SessionRow, status: number, state: Partial<views.FormState> = {}) {
     const processor = processorOf(row);
-    if (!processor) return refuseLivePayment(res, row);
+    if (!processor) return refuseLivePayment(s, res, row);
     if (processor.collectsCard === 'element') return element.show(req, res, row, processor, status, { email: state.email, message: state.message });
     allowFormTargets(res, [row.success_url]);
     const token = await csrf.token(req, res, row.id);
@@ -124,7 +124,7 @@ export function checkoutPagesRouter(s: Services): Router {
     if (row.status !== 'OPEN') return res.redirect(303, here(row));
     // The card form posts only to a processor that takes the card from the service (the simulator).
     const processor = processorOf(row);
-    if (!processor) return refuseLivePayment(res, row);
+    if (!processor) return refuseLivePayment(s, res, row);
     if (processor.collectsCard !== 'server') return res.redirect(303, here(row));
     const body = (req.body ?? {}) as Record<string, unknown>;
     const entered = { email: str(body.email), name: str(body.name) };

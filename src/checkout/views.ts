@@ -196,7 +196,7 @@ export interface ElementPageState {
  * attributes (no inline script). The Pay button is enabled by the script once the element is
  * ready; without JavaScript the page says why it cannot work.
  */
-export function elementPage(s: SessionRow, p: PagePaths, state: ElementPageState): string {
+export function elementPage(s: SessionRow, p: PagePaths, state: ElementPageState, brand?: PageBrand): string {
   const body = html`<div class="card">
 ${summary(s, 'Complete your payment')}
 <div id="payment-message" class="alert error" role="alert" aria-live="assertive" aria-atomic="true">${state.message ?? ''}</div>
@@ -218,16 +218,16 @@ ${summary(s, 'Complete your payment')}
 ${s.cancel_url ? html`<a class="cancel" href="${s.cancel_url}">Cancel and return to the merchant</a>` : ''}
 ${s.livemode ? '' : html`<p class="muted">Test mode: pay with Stripe's test card 4242 4242 4242 4242, any future expiry date and any CVC.</p>`}
 </div>`;
-  return renderPage({ title: `Pay ${money(s)}`, body, scripts: [state.stripeJsUrl, state.scriptUrl] });
+  return renderPage({ title: `Pay ${money(s)}`, body, scripts: [state.stripeJsUrl, state.scriptUrl], brand });
 }
 
 /** A live session while the service has no live processor keys: no form, and nothing is charged. */
-export function livePaymentsOffPage(s: SessionRow): string {
+export function livePaymentsOffPage(s: SessionRow, brand?: PageBrand): string {
   const body = html`<div class="card stack">
 ${summary(s, 'Payment unavailable')}
 <div class="alert info" role="status">This merchant cannot take live payments yet. Nothing was charged.
 Please contact the merchant or try again later.</div>
 ${s.cancel_url ? html`<a class="btn secondary" href="${s.cancel_url}">Return to the merchant</a>` : ''}
 </div>`;
-  return renderPage({ title: 'Payment unavailable', body });
+  return renderPage({ title: 'Payment unavailable', body, brand });
 }

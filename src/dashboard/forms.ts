@@ -23,6 +23,15 @@ export function fieldsOf(req: Request): Record<string, string> {
   return out;
 }
 
+/**
+ * A list page's query as the API reads it: a filter left empty in the filter bar ("Any", or a
+ * cleared text field) is no filter, rather than a filter on the empty string; the dashboard's own
+ * parameters (`done`, the notice after an action, and the page's `own`) are not the API's.
+ */
+export function listQueryOf(req: Request, own: readonly string[] = []): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(req.query).filter(([k, v]) => v !== '' && k !== 'done' && !own.includes(k)));
+}
+
 /** Every value of a repeated field (checkboxes of one name). */
 export function listOf(req: Request, name: string): string[] {
   const v = ((req.body ?? {}) as Record<string, unknown>)[name];

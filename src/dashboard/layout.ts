@@ -60,6 +60,7 @@ h2{font-size:1.0625rem;margin:0 0 .75rem}
 .fields{display:grid;grid-template-columns:repeat(auto-fit,minmax(14rem,1fr));gap:0 1rem}
 label,.label{display:block;font-weight:600;font-size:.875rem;margin:0 0 .375rem}
 .hint{font-weight:400;color:#5b6478;font-size:.8125rem}
+p.hint{margin:-.125rem 0 .375rem}
 input,select,textarea{display:block;width:100%;font:inherit;padding:.55rem .75rem;border:1px solid #8a91a3;border-radius:8px;background:#fff;color:inherit;min-height:2.625rem}
 textarea{min-height:5rem;resize:vertical}
 input[type=checkbox],input[type=radio]{display:inline-block;width:1.125rem;height:1.125rem;min-height:0;margin:0 .5rem 0 0;vertical-align:-.2rem;accent-color:#5046e5}
@@ -113,18 +114,57 @@ details.disclose>summary{cursor:pointer;font-weight:600;color:#4b44d6;padding:.2
 .chart svg{display:block;width:100%;height:auto}
 .chart .axis{font-size:.8125rem;color:#5b6478;display:flex;justify-content:space-between}
 /* payments */
+.pay-badges{display:inline-flex;flex-wrap:wrap;gap:.25rem}
+.refund-form>h3,.dispute>h3{font-size:1rem;margin:1.25rem 0 .75rem;display:flex;flex-wrap:wrap;align-items:center;gap:.5rem}
+.dispute h4{font-size:.9375rem;margin:1rem 0 .5rem}
+.refund-form{border-top:1px solid #e6e8ee;margin-top:1rem}
+.refund-form .fields{grid-template-columns:repeat(auto-fit,minmax(12rem,1fr))}
+.dispute+.dispute{border-top:1px solid #e6e8ee;margin-top:1.25rem}
+.dispute>h3:first-child{margin-top:0}
+.dispute .alert.info{margin:1rem 0}
+.evidence textarea{min-height:4.5rem}
 /* checkout */
 /* payment-links */
+.totals{display:grid;grid-template-columns:repeat(auto-fit,minmax(8rem,1fr));gap:1rem;margin:0 0 .75rem}
+.totals .stat-label,.totals .stat{margin:0}
+.bars-h{font-size:.9375rem;margin:1.25rem 0 .5rem}
+table.analytics tbody th,table.analytics tfoot th{text-transform:none;letter-spacing:0;font-size:.9375rem;color:inherit}
+table.analytics tfoot th,table.analytics tfoot td{font-weight:700;border-bottom:0}
 /* invoices */
+fieldset.line-row{display:grid;grid-template-columns:minmax(0,1fr) 7rem 10rem;gap:0 .75rem;padding:.5rem .75rem 0}
+fieldset.line-row .field{margin-bottom:.75rem}
+#minimum_payment_cents{max-width:16rem}
+@media (max-width:480px){fieldset.line-row{grid-template-columns:minmax(0,1fr) minmax(0,1fr)}fieldset.line-row .field:first-of-type{grid-column:1/-1}}
 /* events */
+.delivery{border-top:1px solid #e6e8ee;padding:1rem 0 .5rem}.delivery:first-of-type{border-top:0;padding-top:0}
+.delivery h3{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem;font-size:1rem;margin:0 0 .75rem;overflow-wrap:anywhere;min-width:0}
+.delivery dl.facts{margin:0 0 .75rem}
+code.excerpt{display:block;white-space:pre-wrap;max-width:24rem;max-height:8rem;overflow:auto;background:#f6f7f9;border:1px solid #e6e8ee;border-radius:6px;padding:.25rem .5rem}
+.resend{display:grid;grid-template-columns:repeat(auto-fit,minmax(16rem,1fr));gap:1rem 1.5rem;align-items:end}
+.resend form{margin:0;min-width:0}.resend select{max-width:100%}
+.event-type{overflow-wrap:normal}
+.card>p.intro:first-child{margin-top:0}
+@media (max-width:480px){table.attempts thead{display:none}table.attempts tr{display:block;border-bottom:1px solid #e6e8ee;padding:.375rem 0}
+table.attempts td{display:grid;grid-template-columns:6.5rem minmax(0,1fr);gap:.5rem;border:0;padding:.125rem .25rem;text-align:left;white-space:normal}
+table.attempts td::before{content:attr(data-label);color:#5b6478;font-size:.8125rem}table.attempts .badge{justify-self:start}}
 /* webhooks */
+.wh-list{list-style:none;margin:0;padding:0}
+.wh-done{margin-top:1.25rem}
+.wh-intro{margin-top:0}
+.wh-wide{display:block;min-width:14rem}
+input.wh-since{max-width:18rem}
 /* api-keys */
+.card>.intro:first-child{margin-top:0}
 /* settings */
+.brand-preview{display:flex;flex-wrap:wrap;align-items:center;gap:.75rem;min-height:2.5rem;margin:0 0 1rem;overflow-wrap:anywhere}
+.brand-preview img{display:block;max-height:2.5rem;max-width:10rem;width:auto;height:auto}
+.brand-sample{display:block;max-width:100%;height:auto;margin:0 0 .5rem}
+input[type=color]{max-width:6rem;padding:.25rem;cursor:pointer}
 @media (max-width:60rem){.frame{display:block;padding:0 .75rem}
-nav.sections{padding:.5rem 0 0;overflow-x:auto;white-space:nowrap}
+nav.sections{padding:.5rem 0 0;display:flex;flex-wrap:wrap;gap:.125rem .25rem;border-bottom:1px solid #e6e8ee;padding-bottom:.5rem}
 nav.sections .group{display:none}
-nav.sections ul{display:inline-flex;gap:.25rem;margin:0}
-nav.sections a{padding:.375rem .625rem}
+nav.sections ul{display:flex;flex-wrap:wrap;gap:.125rem .25rem;margin:0}
+nav.sections a{padding:.25rem .5rem;font-size:.9375rem}
 main{padding-top:.75rem}}
 @media (max-width:480px){.card{padding:1rem}.stat{font-size:1.25rem}th,td{font-size:.875rem}
 dl.facts{grid-template-columns:1fr;gap:0}dl.facts dt{font-size:.8125rem;margin-top:.5rem}

@@ -71,7 +71,10 @@ export function dashboardRouter(s: Services): Router {
   const cfg = s.config.dashboard;
   const csrf = createCsrf(s.sql);
   const throttle = signInThrottle(s);
-  const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
+  // Forms: small ones for whoever is signed out (sign-in, set-password); a signed-in user's forms
+  // may be larger (a dispute's evidence: 18 fields of up to 20,000 characters).
+  const publicForm = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
+  const signedInForm = express.urlencoded({ extended: false, limit: '1mb', parameterLimit: 200 });
   const send = (res: Response, status: number, body: string) => res.status(status).type('html').send(body);
   const secureCookie = (req: Request) => req.secure || s.config.publicBaseUrl.startsWith('https:');
   const cookieOptions = (req: Request) => ({ path: DASHBOARD_PATH, httpOnly: true, sameSite: 'lax' as const, secure: secureCookie(req) });
@@ -87,7 +90,6 @@ export function dashboardRouter(s: Services): Router {
     }),
   );
   r.get('/assets/dashboard.js', script.handler);
-  r.use(form);
 
   // The session of the cookie, if any and still within both limits.
   r.use(async (req, res, next) => {
@@ -97,6 +99,12 @@ export function dashboardRouter(s: Services): Router {
       const session = await findSession(s.sql, token, cfg.sessionIdleSeconds, cfg.sessionMaxSeconds);
       if (session) locals(res).session = session;
     }
+    next();
+  });
+  // Without a session only the sign-in and set-password forms are read; any other post goes to sign-in unread.
+  r.use((req, res, next) => {
+    if (locals(res).session) return signedInForm(req, res, next);
+    if (req.path === '/sign-in' || req.path === '/set-password') return publicForm(req, res, next);
     next();
   });
   r.use((req, res, next) => {

@@ -1,6 +1,11 @@
+import type { Logger } from 'pino';
 import { z } from 'zod';
-import type { Sql } from '../db/sql.ts';
-import { findUserByEmail, insertPasswordToken, insertUser, type UserRow } from './store.ts';
+import type { Db, Sql } from '../db/sql.ts';
+import { withTx } from '../db/tx.ts';
+import { queueEmail } from '../email/outbox.ts';
+import { invitationEmail } from '../email/templates.ts';
+import type { Services } from '../services.ts';
+import { findUserByEmail, insertPasswordToken, insertUser, type SessionRow, type UserRow } from './store.ts';
 
 const EMAIL = z.email().max(254);
 
@@ -14,23 +19,54 @@ export const setPasswordUrl = (publicBaseUrl: string, token: string): string => 
 
 export type AddUserResult = { ok: true; user: UserRow; token: string; created: boolean } | { ok: false; problem: string };
 
+/** addUser's work inside the caller's transaction. */
+async function addUserIn(tx: Db, accountId: string, email: string, ttlSeconds: number, reissue: boolean): Promise<AddUserResult> {
+  // One at a time per account: two invitations of one email cannot both insert.
+  await tx`select 1 from accounts where id = ${accountId} for update`;
+  let user = await findUserByEmail(tx, accountId, email);
+  const created = !user;
+  if (user && !reissue) return { ok: false, problem: `${user.email} can already sign in to this account.` };
+  user ??= await insertUser(tx, accountId, email);
+  const token = await insertPasswordToken(tx, user.id, ttlSeconds);
+  return { ok: true, user, token, created };
+}
+
 /**
  * A user of the account with this email and a fresh one-time set-password token. `reissue`
  * (the command line) gives an existing user a new link (a forgotten password); an invitation
- * from the dashboard refuses an email that is already a user.
+ * from the dashboard refuses an email that is already a user. Sends no email (inviteUser does).
  */
 export async function addUser(sql: Sql, accountId: string, rawEmail: string, ttlSeconds: number, reissue = false): Promise<AddUserResult> {
   const email = rawEmail.trim();
   const problem = emailProblem(email);
   if (problem) return { ok: false, problem };
-  return sql.begin(async (tx) => {
-    // One at a time per account: two invitations of one email cannot both insert.
-    await tx`select 1 from accounts where id = ${accountId} for update`;
-    let user = await findUserByEmail(tx, accountId, email);
-    const created = !user;
-    if (user && !reissue) return { ok: false, problem: `${user.email} can already sign in to this account.` };
-    user ??= await insertUser(tx, accountId, email);
-    const token = await insertPasswordToken(tx, user.id, ttlSeconds);
-    return { ok: true, user, token, created };
+  return sql.begin((tx) => addUserIn(tx, accountId, email, ttlSeconds, reissue)) as Promise<AddUserResult>;
+}
+
+export type InviteResult = (AddUserResult & { ok: true; url: string; emailId: string }) | { ok: false; problem: string };
+
+/**
+ * A signed-in user invites someone: the new user, its one-time set-password link and the email
+ * that carries the link to the invitee, in one transaction (the email's send job is enqueued after
+ * commit). The email belongs to the account and the mode the inviter is viewing. The link is
+ * answered too, for the inviter to pass on another way.
+ */
+export async function inviteUser(s: Services, log: Logger, inviter: SessionRow, rawEmail: string): Promise<InviteResult> {
+  const email = rawEmail.trim();
+  const problem = emailProblem(email);
+  if (problem) return { ok: false, problem };
+  const ttl = s.config.dashboard.passwordLinkSeconds;
+  return withTx(s, log, async (tx) => {
+    const added = await addUserIn(tx.sql, inviter.account_id, email, ttl, false);
+    if (!added.ok) return added;
+    const url = setPasswordUrl(s.config.publicBaseUrl, added.token);
+    const expiresAt = new Date(Date.now() + ttl * 1000);
+    const row = await queueEmail(tx, { accountId: inviter.account_id, livemode: inviter.livemode }, {
+      to: added.user.email,
+      template: 'invitation',
+      relatedObject: added.user.id,
+      render: (m) => invitationEmail({ merchantName: m.name, inviterEmail: inviter.email, url, expiresAt }),
+    });
+    return { ...added, url, emailId: row!.id };
   });
 }

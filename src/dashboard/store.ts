@@ -120,3 +120,18 @@ export async function deleteSession(sql: Db, tokenHash: Buffer): Promise<void> {
 export async function setSessionMode(sql: Db, tokenHash: Buffer, livemode: boolean): Promise<void> {
   await sql`update dashboard_sessions set livemode = ${livemode} where token_hash = ${tokenHash}`;
 }
+
+/**
+ * The hourly clean-up (workers/maintenance.ts): sessions past either limit (a session is refused
+ * as soon as it is past one; this only removes the rows nobody presents again), and set-password
+ * links a day after they expired or were used. Returns how many rows went.
+ */
+export async function deleteEndedSessions(sql: Sql, idleSeconds: number, maxSeconds: number): Promise<number> {
+  const sessions = await sql`
+    delete from dashboard_sessions
+    where last_seen_at < now() - make_interval(secs => ${idleSeconds}) or created_at < now() - make_interval(secs => ${maxSeconds})`;
+  const tokens = await sql`
+    delete from dashboard_password_tokens
+    where expires_at < now() - interval '1 day' or used_at < now() - interval '1 day'`;
+  return sessions.count + tokens.count;
+}

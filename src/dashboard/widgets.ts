@@ -56,6 +56,8 @@ export interface ListPage<R> {
   rows: R[];
   hasMore: boolean;
   backward: boolean;
+  /** The page size asked for; the pager keeps it when it is not the API's default (10). */
+  limit: number;
 }
 
 /** The `limit + 1` rows of a keyset query, newest first, as a page (the same rule as toList). */
@@ -64,7 +66,7 @@ export function toPage<R extends { id: string }>(rows: readonly R[], p: { limit:
   const page = rows.slice(0, p.limit);
   const backward = p.ending_before !== undefined;
   if (backward) page.reverse();
-  return { rows: page, hasMore, backward };
+  return { rows: page, hasMore, backward, limit: p.limit };
 }
 
 /**
@@ -78,6 +80,7 @@ export function pager<R extends { id: string }>(base: string, filters: Record<st
   const url = (cursor: Record<string, string>) => {
     const q = new URLSearchParams();
     for (const [k, v] of Object.entries(filters)) if (v) q.set(k, v);
+    if (page.limit !== 10 && !q.has('limit')) q.set('limit', String(page.limit));
     for (const [k, v] of Object.entries(cursor)) q.set(k, v);
     return `${base}?${q}`;
   };

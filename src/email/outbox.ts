@@ -1,9 +1,9 @@
-import { getBusinessName } from '../auth/keys.ts';
+import { getBranding } from '../auth/keys.ts';
 import type { Tx } from '../db/tx.ts';
 import type { Owner } from '../lib/owner.ts';
 import { enqueueSend } from './jobs.ts';
 import { insertEmail, type EmailRow, type EmailTemplate } from './store.ts';
-import type { RenderedEmail } from './templates.ts';
+import type { BrandableEmail, EmailBrand, RenderedEmail } from './templates.ts';
 
 /** Who the email is from, as payers see it: the account's business name (null until set). */
 export interface Merchant {
@@ -13,8 +13,11 @@ export interface Merchant {
 export interface NewEmail {
   to: string;
   template: EmailTemplate;
-  /** Rendered once, inside the caller's transaction, with the account's current business name. */
-  render: (merchant: Merchant) => RenderedEmail;
+  /**
+   * Rendered once, inside the caller's transaction, with the account's current business name;
+   * a template's email (BrandableEmail) is then rendered in the account's colour and logo.
+   */
+  render: (merchant: Merchant) => RenderedEmail | BrandableEmail;
   /** The payment, refund or invoice the email is about (`pay_…`, `re_…`, `in_…`). */
   relatedObject?: string;
   /** At most one email per key, per account and mode (`receipt:pay_…`): a second call returns null. */
@@ -27,8 +30,10 @@ export interface NewEmail {
  * Returns null when dedupeKey was already used.
  */
 export async function queueEmail(tx: Tx, owner: Owner, email: NewEmail): Promise<EmailRow | null> {
-  const merchant: Merchant = { name: await getBusinessName(tx.sql, owner.accountId) };
-  const rendered = email.render(merchant);
+  const branding = await getBranding(tx.sql, owner.accountId);
+  const brand: EmailBrand = { color: branding.brand_color, logoUrl: branding.logo_url };
+  const first = email.render({ name: branding.business_name });
+  const rendered = 'withBrand' in first && (brand.color || brand.logoUrl) ? first.withBrand(brand) : first;
   const row = await insertEmail(tx.sql, owner, {
     to_address: email.to.trim(),
     template: email.template,

@@ -4,7 +4,7 @@ import type { Owner } from '../lib/owner.ts';
 import { keyset } from '../lib/pagination.ts';
 import type { ListEmails } from './schema.ts';
 
-export type EmailTemplate = 'receipt' | 'refund_notice' | 'invoice' | 'invoice_reminder';
+export type EmailTemplate = 'receipt' | 'refund_notice' | 'invoice' | 'invoice_reminder' | 'invitation';
 export type EmailStatus = 'PENDING' | 'SENT' | 'FAILED';
 
 export interface EmailRow {
@@ -85,10 +85,19 @@ export async function startAttempt(sql: Sql, id: string): Promise<SendContext | 
   return row;
 }
 
+/**
+ * The one-time link of an invitation (a set-password token, of which the dashboard keeps only the
+ * hash) is kept in the email's row only until the email has left or has failed for good: then it
+ * is removed from both parts.
+ */
+const SPENT_LINK = 'token=[removed once the email had left]';
+const scrubbed = (sql: Sql, column: 'text_body' | 'html_body') =>
+  sql`case when template = 'invitation' then regexp_replace(${sql(column)}, 'token=[A-Za-z0-9_-]{43}', ${SPENT_LINK}, 'g') else ${sql(column)} end`;
+
 export async function markSent(sql: Sql, id: string, transport: 'smtp' | 'log', messageId: string): Promise<EmailRow | undefined> {
   const [row] = await sql<EmailRow[]>`
     update emails set status = 'SENT', sent_at = now(), transport = ${transport}, message_id = ${messageId},
-      last_error = null, updated_at = now()
+      last_error = null, updated_at = now(), text_body = ${scrubbed(sql, 'text_body')}, html_body = ${scrubbed(sql, 'html_body')}
     where id = ${id} and status = 'PENDING'
     returning *`;
   return row;
@@ -99,7 +108,7 @@ export async function recordFailure(sql: Sql, id: string, error: string, final: 
   const [row] = await sql<EmailRow[]>`
     update emails set last_error = ${error},
       status = ${final ? 'FAILED' : 'PENDING'}, failed_at = ${final ? sql`now()` : null},
-      updated_at = now()
+      updated_at = now()${final ? sql`, text_body = ${scrubbed(sql, 'text_body')}, html_body = ${scrubbed(sql, 'html_body')}` : sql``}
     where id = ${id} and status = 'PENDING'
     returning *`;
   return row;

@@ -1,11 +1,30 @@
+import { logoUrlProblem } from '../auth/schema.ts';
 import { formatAmount } from '../lib/currency.ts';
 import { html, raw } from '../pages/html.ts';
+import { textColorOn } from '../pages/layout.ts';
 
 /** What every template renders: a subject and two parts, plain text and HTML (escaped). */
 export interface RenderedEmail {
   subject: string;
   text: string;
   html: string;
+}
+
+/** The account's look in its emails (accounts.brand_color, logo_url): null for the defaults. */
+export interface EmailBrand {
+  /** `#rrggbb`: the colour of the email's button. */
+  color: string | null;
+  /** An https URL validated by the API: the logo above the email. */
+  logoUrl: string | null;
+}
+
+/**
+ * A rendered email that can be rendered again in the account's colour and logo: queueEmail
+ * (outbox.ts) does so with the account's branding, so the callers that build the data need not
+ * know about it. The text part is the same either way.
+ */
+export interface BrandableEmail extends RenderedEmail {
+  withBrand(brand: EmailBrand): RenderedEmail;
 }
 
 /** One line of a receipt or an invoice. */
@@ -67,6 +86,19 @@ export interface InvoiceEmailData {
 
 const FONT = 'font-family:-apple-system,BlinkMacSystemFont,Segoe UI,Helvetica,Arial,sans-serif';
 const MUTED = 'color:#6b7280';
+/** The button of an email without a brand colour, and its text. */
+const BUTTON = '#111827';
+
+/**
+ * The brand as an email may show it: a colour only as `#rrggbb` (it goes into a style attribute),
+ * a logo only as an https URL the API would accept (it goes into an src attribute and is fetched
+ * by the reader's mail client). Anything else falls back to the default look.
+ */
+function safeBrand(b: EmailBrand | null | undefined): { color: string; text: string; logoUrl: string | null } {
+  const color = b?.color && /^#[0-9a-f]{6}$/i.test(b.color) ? b.color.toLowerCase() : BUTTON;
+  const logoUrl = b?.logoUrl && b.logoUrl.startsWith('https://') && logoUrlProblem(b.logoUrl) === null ? b.logoUrl : null;
+  return { color, text: color === BUTTON ? '#ffffff' : textColorOn(color), logoUrl };
+}
 
 /** A subject is one header line: a name with a line break in it must not start a new header. */
 const oneLine = (s: string): string => s.replace(/[\r\n\t\u2028\u2029]+/g, ' ').replace(/\s{2,}/g, ' ').trim();
@@ -114,14 +146,16 @@ interface Layout {
   footer: string;
 }
 
-function renderHtml(l: Layout): string {
+function renderHtml(l: Layout, brand?: EmailBrand | null): string {
   const cell = 'padding:8px 0;border-bottom:1px solid #e5e7eb;vertical-align:top';
+  const b = safeBrand(brand);
   const body = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1"><title>${l.heading}</title></head>
 <body style="margin:0;padding:0;background:#f3f4f6;${raw(FONT)}">
 <table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="background:#f3f4f6;padding:24px 0">
 <tr><td align="center">
 <table role="presentation" width="100%" cellpadding="0" cellspacing="0" style="max-width:560px;background:#ffffff;border-radius:8px;padding:32px;${raw(FONT)};color:#111827;font-size:15px;line-height:1.5">
+${b.logoUrl ? html`<tr><td style="padding-bottom:16px"><img src="${b.logoUrl}" alt="${l.merchant ?? 'Logo'}" height="40" style="display:block;height:40px;max-width:200px;width:auto;border:0"></td></tr>` : ''}
 ${l.merchant ? html`<tr><td style="font-size:14px;font-weight:600;${raw(MUTED)};padding-bottom:8px">${l.merchant}</td></tr>` : ''}
 <tr><td><h1 style="margin:0 0 8px;font-size:22px;font-weight:600;color:#111827">${l.heading}</h1></td></tr>
 ${l.amount ? html`<tr><td style="font-size:28px;font-weight:700;padding:8px 0">${l.amount}</td></tr>` : ''}
@@ -134,7 +168,7 @@ ${l.lines?.length ? html`<tr><td style="padding:16px 0 8px"><table role="present
 ${l.lines.map((i) => html`<tr><td style="${raw(cell)}">${i.name}</td><td align="right" style="${raw(cell)}">${i.quantity}</td><td align="right" style="${raw(cell)}">${formatAmount(i.total, l.currency)}</td></tr>`)}
 ${l.totals.map((t) => html`<tr><td colspan="2" style="padding:8px 0;font-weight:600">${t.label}</td><td align="right" style="padding:8px 0;font-weight:600">${t.value}</td></tr>`)}
 </table></td></tr>` : ''}
-${l.button ? html`<tr><td style="padding:24px 0 8px"><a href="${l.button.url}" style="display:inline-block;background:#111827;color:#ffffff;text-decoration:none;font-weight:600;padding:12px 20px;border-radius:6px">${l.button.label}</a></td></tr>` : ''}
+${l.button ? html`<tr><td style="padding:24px 0 8px"><a href="${l.button.url}" style="display:inline-block;background:${b.color};color:${b.text};text-decoration:none;font-weight:600;padding:12px 20px;border-radius:6px">${l.button.label}</a></td></tr>` : ''}
 ${l.links.map((k) => html`<tr><td style="padding:4px 0"><a href="${k.url}" style="color:#2563eb">${k.label}</a></td></tr>`)}
 <tr><td style="padding-top:24px;font-size:13px;${raw(MUTED)}">${l.footer}</td></tr>
 </table>
@@ -165,13 +199,15 @@ function renderText(l: Layout): string {
   return `${out.join('\n')}\n`;
 }
 
-function rendered(subject: string, l: Layout): RenderedEmail {
-  return { subject: oneLine(subject), text: renderText(l), html: renderHtml(l) };
+function rendered(subject: string, l: Layout): BrandableEmail {
+  const text = renderText(l);
+  const out = { subject: oneLine(subject), text };
+  return { ...out, html: renderHtml(l), withBrand: (brand) => ({ ...out, html: renderHtml(l, brand) }) };
 }
 
 const linesOf = (items: readonly EmailLineItem[]): Line[] => items.map((i) => ({ name: i.name, quantity: i.quantity, total: i.amount * i.quantity }));
 
-export function receiptEmail(d: ReceiptEmailData): RenderedEmail {
+export function receiptEmail(d: ReceiptEmailData): BrandableEmail {
   const amount = formatAmount(d.amountCents, d.currency);
   const card = cardText(d.card);
   const title = d.merchantName ? `Receipt from ${oneLine(d.merchantName)}` : 'Your receipt';
@@ -197,7 +233,7 @@ export function receiptEmail(d: ReceiptEmailData): RenderedEmail {
   });
 }
 
-export function refundNoticeEmail(d: RefundNoticeEmailData): RenderedEmail {
+export function refundNoticeEmail(d: RefundNoticeEmailData): BrandableEmail {
   const amount = formatAmount(d.amountCents, d.currency);
   const card = cardText(d.card);
   const title = d.merchantName ? `Refund from ${oneLine(d.merchantName)}` : 'Your refund';
@@ -241,7 +277,7 @@ function invoiceTotals(d: InvoiceEmailData): Fact[] {
   ];
 }
 
-export function invoiceEmail(d: InvoiceEmailData): RenderedEmail {
+export function invoiceEmail(d: InvoiceEmailData): BrandableEmail {
   const title = d.merchantName ? `Invoice ${d.number} from ${oneLine(d.merchantName)}` : `Invoice ${d.number}`;
   const due = formatAmount(d.amountDueCents, d.currency);
   return rendered(title, {
@@ -260,7 +296,7 @@ export function invoiceEmail(d: InvoiceEmailData): RenderedEmail {
 }
 
 /** `reminder` counts from 1: the first reminder after the due date. */
-export function invoiceReminderEmail(d: InvoiceEmailData & { reminder: number }): RenderedEmail {
+export function invoiceReminderEmail(d: InvoiceEmailData & { reminder: number }): BrandableEmail {
   const subject = d.dueDate ? `Reminder: invoice ${d.number} is overdue` : `Reminder: invoice ${d.number} is due`;
   const from = d.merchantName ? ` from ${oneLine(d.merchantName)}` : '';
   const heading = `Reminder: invoice ${d.number}${from} is ${d.dueDate ? 'overdue' : 'due'}`;
@@ -277,5 +313,34 @@ export function invoiceReminderEmail(d: InvoiceEmailData & { reminder: number })
     button: { label: 'Pay this invoice', url: d.url },
     links: [{ label: 'Download the invoice (PDF)', url: d.pdfUrl }],
     footer: `You received this reminder because an invoice from${d.merchantName ? ` ${oneLine(d.merchantName)}` : ' a merchant'} is still open. If you have paid it already, please ignore this email.`,
+  });
+}
+
+/** An invitation to the merchant dashboard (src/dashboard/users): the one-time link to choose a password. */
+export interface InvitationEmailData {
+  merchantName: string | null;
+  /** Who sent the invitation (a user of the account). */
+  inviterEmail: string;
+  /** The one-time set-password link. */
+  url: string;
+  /** Until when the link works. */
+  expiresAt: Date;
+}
+
+export function invitationEmail(d: InvitationEmailData): BrandableEmail {
+  const where = d.merchantName ? `the ${oneLine(d.merchantName)} dashboard` : 'the payments dashboard';
+  const title = `You are invited to ${where}`;
+  return rendered(title, {
+    merchant: d.merchantName,
+    heading: title,
+    amount: null,
+    intro: `${d.inviterEmail} invited you to sign in to ${where}. Choose a password to start: the link works once, until ${dateTimeText(d.expiresAt)}.`,
+    facts: [],
+    lines: null,
+    currency: 'usd',
+    totals: [],
+    button: { label: 'Choose your password', url: d.url },
+    links: [],
+    footer: 'If you did not expect this invitation, ignore this email: nothing happens unless the link is used. Never forward it: whoever opens the link can choose the password.',
   });
 }

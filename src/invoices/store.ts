@@ -1,6 +1,7 @@
 import type { Sql, TxSql } from '../db/sql.ts';
 import type { Owner } from '../lib/owner.ts';
 import { keyset, type PageParams } from '../lib/pagination.ts';
+import type { PaymentRow } from '../payments/store.ts';
 
 export type InvoiceStatus = 'DRAFT' | 'OPEN' | 'PAID' | 'VOID' | 'UNCOLLECTIBLE';
 
@@ -225,4 +226,32 @@ export async function billedCustomerEmail(tx: TxSql, o: Owner, customerId: strin
 /** No more reminders for this invoice (its customer is gone, or the limit was lowered). */
 export async function stopReminders(tx: TxSql, id: string): Promise<void> {
   await tx`update invoices set next_reminder_at = null, updated_at = now() where id = ${id}`;
+}
+
+/**
+ * The payments of an invoice (its sessions' attempts, whose invoice_id is the invoice), newest
+ * first: the dashboard's invoice page. Read through the sessions' invoice index.
+ */
+export async function paymentsOfInvoice(sql: Sql, o: Owner, invoiceId: string, limit = 50): Promise<PaymentRow[]> {
+  return sql<PaymentRow[]>`
+    select p.* from checkout_sessions cs
+    join payments p on p.checkout_session_id = cs.id
+    where cs.invoice_id = ${invoiceId} and cs.account_id = ${o.accountId} and cs.livemode = ${o.livemode}
+      and p.invoice_id = ${invoiceId} and p.account_id = ${o.accountId} and p.livemode = ${o.livemode}
+    order by p.id desc limit ${limit}`;
+}
+
+export interface BilledCustomer {
+  id: string;
+  email: string;
+  first_name: string;
+  last_name: string;
+}
+
+/** The customers of `ids` that still exist, of the owner: who a page of invoices is billed to. */
+export async function billedCustomers(sql: Sql, o: Owner, ids: readonly string[]): Promise<BilledCustomer[]> {
+  if (ids.length === 0) return [];
+  return sql<BilledCustomer[]>`
+    select id, email, first_name, last_name from customers
+    where id in ${sql([...new Set(ids)])} and account_id = ${o.accountId} and livemode = ${o.livemode}`;
 }

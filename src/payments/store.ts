@@ -247,4 +247,12 @@ export async function listPayments(sql: Sql, o: Owner, p: ListPayments): Promise
     ${k.order} limit ${k.limit}`;
 }
 
+/** The payment attempts of a checkout session, newest first (the dashboard's session page). */
+export async function paymentsOfSession(sql: Sql, o: Owner, sessionId: string, limit = 50): Promise<PaymentRow[]> {
+  return sql<PaymentRow[]>`
+    select * from payments
+    where checkout_session_id = ${sessionId} and account_id = ${o.accountId} and livemode = ${o.livemode}
+    order by id desc limit ${limit}`;
+}
+
 export type { Owner };

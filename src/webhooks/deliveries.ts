@@ -226,3 +226,39 @@ export async function stillPending(sql: Sql, ids: readonly string[]): Promise<st
     select id from webhook_deliveries where id = any(${ids as string[]}::text[]) and status = 'PENDING'`;
   return rows.map((r) => r.id);
 }
+
+/** A delivery with the type of its event (and whether it is a test event's sample), for lists that show what was sent. */
+export type EndpointDeliveryRow = DeliveryRow & { event_type: EventRow['type']; event_sample: boolean };
+
+/** The deliveries of one endpoint, newest first, optionally of one status (keyset-paged). */
+export async function listForEndpoint(db: Db, o: Owner, endpointId: string, p: PageParams, status?: DeliveryStatus): Promise<EndpointDeliveryRow[]> {
+  const k = keyset(db as Sql, p, 'd.id');
+  return db<EndpointDeliveryRow[]>`
+    select d.*, ev.type as event_type, ev.sample as event_sample
+    from webhook_deliveries d join events ev on ev.id = d.event_id
+    where d.endpoint_id = ${endpointId} and d.account_id = ${o.accountId} and d.livemode = ${o.livemode}
+      ${status !== undefined ? db`and d.status = ${status}` : db``}
+      ${k.where}
+    ${k.order} limit ${k.limit}`;
+}
+
+/**
+ * The events whose latest delivery to this endpoint is FAILED and was created at or after `since`,
+ * oldest first, at most `limit`. A (event, endpoint) with a later delivery (a retry, a resend) is not
+ * one of them: a second retry-all does not send again what the first already sent.
+ */
+export async function failedSince(db: Db, o: Owner, endpointId: string, since: number, limit: number): Promise<string[]> {
+  const rows = await db<{ event_id: string }[]>`
+    select d.event_id from webhook_deliveries d
+    where d.endpoint_id = ${endpointId} and d.account_id = ${o.accountId} and d.livemode = ${o.livemode}
+      and d.status = 'FAILED' and d.created_at >= to_timestamp(${since})
+      and not exists (select 1 from webhook_deliveries l where l.event_id = d.event_id and l.endpoint_id = d.endpoint_id and l.id > d.id)
+    order by d.id limit ${limit}`;
+  return rows.map((r) => r.event_id);
+}
+
+/** The endpoints that have had a delivery of this event (a sample event's only ever has one). */
+export async function endpointsOfEvent(db: Db, eventId: string): Promise<string[]> {
+  const rows = await db<{ endpoint_id: string }[]>`select distinct endpoint_id from webhook_deliveries where event_id = ${eventId}`;
+  return rows.map((r) => r.endpoint_id);
+}

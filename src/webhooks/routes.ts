@@ -5,13 +5,33 @@ import { parseListQuery, toList } from '../lib/pagination.ts';
 import { pathId, validate } from '../lib/validate.ts';
 import type { Services } from '../services.ts';
 import { presentDelivery, presentEndpoint, presentEndpointWithSecret } from './presenter.ts';
-import { CreateEndpoint, ListDeliveries, ListEndpoints, ResendEvent, RotateSecret, UpdateEndpoint } from './schema.ts';
+import {
+  CreateEndpoint,
+  ListDeliveries,
+  ListEndpointDeliveries,
+  ListEndpoints,
+  ResendEvent,
+  RetryFailed,
+  RotateSecret,
+  UpdateEndpoint,
+} from './schema.ts';
 import * as service from './service.ts';
 import * as store from './store.ts';
 
 const endpointId = (id: string) => pathId('we', 'webhook_endpoint', id);
 const eventId = (id: string) => pathId('evt', 'event', id);
 
+/**
+ * /v1/webhook-endpoints: create (the answer holds `signing_secret`, shown this once), list, read,
+ * update (url, description, enabled_events, is_active: false pauses the endpoint's deliveries, true
+ * sends them), delete, and `/:id/rotate-secret` (the new secret shown once; the old one keeps
+ * signing 24 h). An endpoint's deliveries: `GET /:id/deliveries` (newest first, `status` filter,
+ * each with its attempts) and `POST /:id/retry-failed {since}` (sends again, once, each event whose
+ * latest delivery to the endpoint FAILED and was created at or after `since`, Unix seconds,
+ * required; answers the new deliveries, `has_more` when over RETRY_FAILED_MAX were found).
+ * `POST /:id/test` is src/test-events/, mounted beside this router (it builds the sample objects,
+ * which this component may not import).
+ */
 export function webhookEndpointsRouter(s: Services): Router {
   const r = Router();
 
@@ -44,6 +64,20 @@ export function webhookEndpointsRouter(s: Services): Router {
   r.post('/:id/rotate-secret', async (req, res) => {
     validate(RotateSecret, req.body);
     res.json(presentEndpointWithSecret(await service.rotateSecret(s, req.auth, endpointId(req.params.id))));
+  });
+
+  r.get('/:id/deliveries', async (req, res) => {
+    const id = endpointId(req.params.id);
+    const q = parseListQuery(ListEndpointDeliveries, req.query);
+    const page = await service.endpointDeliveries(s, req.auth, id, q);
+    res.json(toList(page.rows, q, `/v1/webhook-endpoints/${id}/deliveries`, (d) => presentDelivery(d, page.attempts.get(d.id))));
+  });
+
+  r.post('/:id/retry-failed', async (req, res) => {
+    const id = endpointId(req.params.id);
+    const { since } = validate(RetryFailed, req.body);
+    const done = await service.retryFailed(s, req.auth, id, since);
+    res.json({ object: 'list', url: `/v1/webhook-endpoints/${id}/retry-failed`, has_more: done.hasMore, data: done.rows.map((d) => presentDelivery(d)) });
   });
 
   return r;

@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { EVENT_TYPE_NAMES, isEventType } from '../events/catalogue.ts';
 import { listQuerySchema } from '../lib/pagination.ts';
-import { text } from '../lib/validate.ts';
+import { text, unixSeconds } from '../lib/validate.ts';
+import type { DeliveryStatus } from './deliveries.ts';
 
 /** Endpoints per account and mode. */
 export const MAX_ENDPOINTS = 16;
@@ -54,3 +55,17 @@ export type ResendEvent = z.infer<typeof ResendEvent>;
 
 export const ListDeliveries = listQuerySchema('wd', {});
 export type ListDeliveries = z.infer<typeof ListDeliveries>;
+
+export const DELIVERY_STATUSES = ['PENDING', 'SUCCEEDED', 'FAILED', 'PAUSED', 'CANCELLED'] as const satisfies readonly DeliveryStatus[];
+
+/** GET /v1/webhook-endpoints/:id/deliveries: newest first, optionally of one status. */
+export const ListEndpointDeliveries = listQuerySchema('wd', {
+  status: z.enum(DELIVERY_STATUSES, { error: `must be one of ${DELIVERY_STATUSES.join(', ')}` }).optional(),
+});
+export type ListEndpointDeliveries = z.infer<typeof ListEndpointDeliveries>;
+
+/** POST /v1/webhook-endpoints/:id/retry-failed: the failed deliveries created at or after `since` (required). */
+export const RetryFailed = z.strictObject({
+  since: unixSeconds(),
+});
+export type RetryFailed = z.infer<typeof RetryFailed>;

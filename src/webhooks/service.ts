@@ -1,21 +1,27 @@
 import { withTx } from '../db/tx.ts';
-import { findEvent } from '../events/store.ts';
+import type { EventType } from '../events/catalogue.ts';
+import type { ApiObject, EventObject } from '../events/presenter.ts';
+import { findEvent, insertEvents } from '../events/store.ts';
 import { ApiError, invalidParam, resourceMissing } from '../lib/errors.ts';
 import type { PageParams } from '../lib/pagination.ts';
 import type { Services } from '../services.ts';
 import {
   attemptsOf,
+  endpointsOfEvent,
+  failedSince,
   findDeliveries,
+  listForEndpoint,
   listForEvent,
   moveOpenDeliveries,
   subscribes,
   subscriptionsOf,
   type AttemptRow,
   type DeliveryRow,
+  type EndpointDeliveryRow,
 } from './deliveries.ts';
 import { createDeliveries } from './fanout.ts';
 import { deliveryJobs } from './jobs.ts';
-import { MAX_ENDPOINTS, type CreateEndpoint, type UpdateEndpoint } from './schema.ts';
+import { MAX_ENDPOINTS, type CreateEndpoint, type ListEndpointDeliveries, type UpdateEndpoint } from './schema.ts';
 import { newSigningSecret, ROTATION_OVERLAP_MS } from './signing.ts';
 import * as store from './store.ts';
 import { urlProblem } from './url.ts';
@@ -95,8 +101,8 @@ export async function rotateSecret(s: Services, o: Owner, id: string): Promise<s
   });
 }
 
-export interface DeliveriesPage {
-  rows: DeliveryRow[];
+export interface DeliveriesPage<R extends DeliveryRow = DeliveryRow> {
+  rows: R[];
   attempts: Map<string, AttemptRow[]>;
 }
 
@@ -111,25 +117,91 @@ export async function eventDeliveries(s: Services, o: Owner, eventId: string, p:
  * Sends a past event again as new deliveries (new ids, so new jobs), attempt 1 at once: to one
  * endpoint of the same account and mode when `endpointId` is given (subscribed or not, the merchant
  * asked for it), else to every endpoint subscribed to the event's type now. An inactive endpoint
- * gets a PAUSED delivery, sent when it is re-enabled.
+ * gets a PAUSED delivery, sent when it is re-enabled. A sample event (a test event) only ever goes
+ * to the endpoint it was sent to: without `endpointId` to that one, and another one is refused.
  */
 export async function resendEvent(s: Services, o: Owner, eventId: string, endpointId: string | undefined): Promise<DeliveryRow[]> {
   return withTx(s, s.log, async (tx) => {
     const event = await findEvent(tx.sql, o, eventId);
     if (!event) throw resourceMissing('event', eventId);
     let targets: Array<{ id: string; is_active: boolean }>;
+    const sentTo = event.sample ? await endpointsOfEvent(tx.sql, event.id) : [];
     if (endpointId !== undefined) {
       const endpoint = await store.findEndpoint(tx.sql, o, endpointId);
       if (!endpoint) throw resourceMissing('webhook_endpoint', endpointId, 'endpoint_id');
+      if (event.sample && !sentTo.includes(endpoint.id)) {
+        throw invalidParam('endpoint_id', 'This event is a sample sent by a test event: it can only be sent again to the endpoint it was sent to.');
+      }
       targets = [endpoint];
     } else {
       const all = await subscriptionsOf(tx.sql, [o]);
-      targets = all.filter((ep) => subscribes(ep, event.type));
+      targets = event.sample ? all.filter((ep) => sentTo.includes(ep.id)) : all.filter((ep) => subscribes(ep, event.type));
     }
     const created = await createDeliveries(
       tx,
       targets.map((ep) => ({ accountId: o.accountId, livemode: o.livemode, eventId: event.id, endpointId: ep.id, active: ep.is_active })),
     );
     return findDeliveries(tx.sql, created.map((d) => d.id));
+  });
+}
+
+/** An endpoint's deliveries, each with its attempts and its event's type (GET /v1/webhook-endpoints/:id/deliveries). */
+export async function endpointDeliveries(s: Services, o: Owner, endpointId: string, q: ListEndpointDeliveries): Promise<DeliveriesPage<EndpointDeliveryRow>> {
+  if (!(await store.findEndpoint(s.sql, o, endpointId))) throw resourceMissing('webhook_endpoint', endpointId);
+  const rows = await listForEndpoint(s.sql, o, endpointId, q, q.status);
+  return { rows, attempts: await attemptsOf(s.sql, rows.map((r) => r.id)) };
+}
+
+/** How many failed deliveries one retry-failed call sends again; beyond it the answer says has_more. */
+export const RETRY_FAILED_MAX = 1000;
+
+/**
+ * Sends again, as new deliveries (the mechanism of resendEvent: new rows, attempt 1 at once, jobs
+ * after commit), every event whose latest delivery to this endpoint FAILED and was created at or
+ * after `since` (Unix seconds), oldest first, at most RETRY_FAILED_MAX. The endpoint's row is locked
+ * for the transaction, so retry-alls of one endpoint run one after the other and the second finds
+ * the deliveries the first made: each failed (event, endpoint) is sent again once. A paused
+ * endpoint gets PAUSED deliveries, sent when it is resumed.
+ */
+export async function retryFailed(s: Services, o: Owner, endpointId: string, since: number): Promise<{ rows: DeliveryRow[]; hasMore: boolean }> {
+  return withTx(s, s.log, async (tx) => {
+    const endpoint = await store.findEndpoint(tx.sql, o, endpointId, true);
+    if (!endpoint) throw resourceMissing('webhook_endpoint', endpointId);
+    // A statement of its own after the lock: under read committed it sees what an earlier holder committed.
+    const events = await failedSince(tx.sql, o, endpointId, since, RETRY_FAILED_MAX + 1);
+    const created = await createDeliveries(
+      tx,
+      events.slice(0, RETRY_FAILED_MAX).map((eventId) => ({ accountId: o.accountId, livemode: o.livemode, eventId, endpointId, active: endpoint.is_active })),
+    );
+    return { rows: await findDeliveries(tx.sql, created.map((d) => d.id)), hasMore: events.length > RETRY_FAILED_MAX };
+  });
+}
+
+/**
+ * A test event: records `object` as a sample event of `type` (stored with `sample`, so it can be read
+ * by id and its delivery inspected, but it is not listed by GET /v1/events) and delivers it to this
+ * endpoint alone, signed and logged as any delivery. There is no fan-out: no other endpoint ever
+ * receives it. The caller builds the sample (src/test-events/): this component only records and
+ * delivers what it is given. A paused endpoint is refused: a test is sent now or not at all.
+ */
+export async function sendSampleEvent(
+  s: Services,
+  o: Owner,
+  endpointId: string,
+  type: EventType,
+  object: ApiObject,
+): Promise<{ event: EventObject; delivery: DeliveryRow }> {
+  if (object.livemode !== o.livemode) throw new Error('a sample object must be of the mode it is sent in');
+  return withTx(s, s.log, async (tx) => {
+    // Locked: a pause or a delete waits until the delivery exists, and then pauses or cancels it.
+    const endpoint = await store.findEndpoint(tx.sql, o, endpointId, true);
+    if (!endpoint) throw resourceMissing('webhook_endpoint', endpointId);
+    if (!endpoint.is_active) {
+      throw new ApiError('resource_invalid_state', 'This webhook endpoint is paused: resume it (is_active: true) before sending it a test event.');
+    }
+    const [event] = await insertEvents(tx.sql, [{ accountId: o.accountId, type, object }], { sample: true });
+    const created = await createDeliveries(tx, [{ accountId: o.accountId, livemode: o.livemode, eventId: event!.id, endpointId, active: true }]);
+    const [delivery] = await findDeliveries(tx.sql, created.map((d) => d.id));
+    return { event: event!, delivery: delivery! };
   });
 }

@@ -114,3 +114,9 @@ export function cspViolations(page: import('playwright-core').Page): string[] {
   });
   return seen;
 }
+
+/**
+ * Where the dashboard's browser tests save their screenshots, for people to look at:
+ * test/artifacts/dashboard (gitignored), or DASH_SHOTS_DIR.
+ */
+export const SHOTS = process.env.DASH_SHOTS_DIR ?? new URL('../artifacts/dashboard', import.meta.url).pathname;

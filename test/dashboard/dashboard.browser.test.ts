@@ -5,9 +5,8 @@ import { createSession } from '../checkout/helpers.ts';
 import { DESKTOP, launchBrowser, PHONE, withPage } from '../helpers/browser.ts';
 import { Payer } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { createUser, cspViolations, PASSWORD } from './client.ts';
+import { createUser, cspViolations, PASSWORD, SHOTS } from './client.ts';
 
-const SHOTS = process.env.DASH_SHOTS_DIR ?? '/work/shots';
 const t = useTestServer();
 let browser: Browser;
 let accountId: string;

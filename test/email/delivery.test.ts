@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTx } from '../../src/db/tx.ts';
 import { queueEmail } from '../../src/email/outbox.ts';
 import { reconcileEmails } from '../../src/email/send.ts';
-import { invoiceEmail } from '../../src/email/templates.ts';
+import { invitationEmail, invoiceEmail } from '../../src/email/templates.ts';
 import { createMailer, isPermanentSendError } from '../../src/email/transport.ts';
 import { emailWorker } from '../../workers/email.ts';
 import { useTestServer } from '../helpers/server.ts';
@@ -116,5 +116,43 @@ describe('a failing mail server', () => {
     expect(err).toMatchObject({ code: 'ESOCKET' });
     expect(isPermanentSendError(err)).toBe(false);
     mailer.close();
+  });
+});
+
+describe('an invitation email', () => {
+  const TOKEN = 'Ab1_-'.repeat(8) + 'xyz';
+  const queueInvitation = (to: string) =>
+    withTx(t.s, t.s.log, (tx) =>
+      queueEmail(tx, owner, {
+        to,
+        template: 'invitation',
+        render: (m) => invitationEmail({ merchantName: m.name, inviterEmail: 'owner@tea.example', url: `${t.url}/dashboard/set-password?token=${TOKEN}`, expiresAt: new Date() }),
+      }),
+    );
+
+  it('when it has left, then the message carried the one-time link and the row no longer holds it', async () => {
+    expect(TOKEN).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const id = (await queueInvitation('invitee@example.com'))!.id;
+    expect((await row(id)).text_body).toContain(TOKEN);
+    const sent = await until(id, (r) => r.status === 'SENT');
+    const mail = smtp.received.find((m) => m.emailId === id)!;
+    expect(mail.raw).toContain(TOKEN);
+    expect(sent.text_body).not.toContain(TOKEN);
+    expect(sent.html_body).not.toContain(TOKEN);
+    expect(sent.text_body).toContain('set-password?token=[removed once the email had left]');
+  });
+
+  it('when it fails for good, then the row no longer holds the link either', async () => {
+    smtp.refuseCode = 550;
+    smtp.refuse = 'No such user here';
+    try {
+      const id = (await queueInvitation('gone@example.com'))!.id;
+      const failed = await until(id, (r) => r.status === 'FAILED');
+      expect(failed.text_body).not.toContain(TOKEN);
+      expect(failed.html_body).not.toContain(TOKEN);
+    } finally {
+      smtp.refuse = null;
+      smtp.refuseCode = 451;
+    }
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { invoiceEmail, invoiceReminderEmail, receiptEmail, refundNoticeEmail, type InvoiceEmailData, type ReceiptEmailData } from '../../src/email/templates.ts';
+import { invitationEmail, invoiceEmail, invoiceReminderEmail, receiptEmail, refundNoticeEmail, type InvoiceEmailData, type ReceiptEmailData } from '../../src/email/templates.ts';
+import { contrastRatio } from '../../src/pages/layout.ts';
 import { describeSmtpUrl, isPermanentSendError, scrubError } from '../../src/email/transport.ts';
 
 const EVIL = 'Tea <script>alert(1)</script> "Room" & Co';
@@ -146,6 +147,71 @@ describe('invoice emails', () => {
     expect(r.text).toContain('This invoice was due on April 1, 2026 and €50.00 remains to pay. This is reminder 2.');
     expect(r.html).not.toContain('<script>');
     expect(invoiceEmail(invoice({ merchantName: null })).subject).toBe('Invoice INV-0001');
+  });
+});
+
+describe("emails in the account's brand", () => {
+  const LOGO = 'https://cdn.tea.example/logo.png?v=2&size=2x';
+  const buttonStyle = (h: string) => /<a href="[^"]+" style="display:inline-block;background:(#[0-9a-f]{6});color:(#[0-9a-f]{6});/.exec(h);
+
+  it('when an email is rendered with a brand, then the logo heads it and the button wears the brand colour with the text colour that contrasts more; the text part is unchanged', () => {
+    for (const render of [() => receiptEmail(receipt()), () => invoiceEmail(invoice()), () => invoiceReminderEmail({ ...invoice(), reminder: 1 })]) {
+      const plain = render();
+      const branded = plain.withBrand({ color: '#FFD400', logoUrl: LOGO });
+      expect(branded.html).toContain('<img src="https://cdn.tea.example/logo.png?v=2&amp;size=2x" alt="Tea Room" height="40" style="display:block;');
+      expect(buttonStyle(branded.html)?.slice(1)).toEqual(['#ffd400', '#000000']);
+      expect(branded.text).toBe(plain.text);
+      expect(branded.subject).toBe(plain.subject);
+      expect(branded.html).not.toContain('<style');
+      // Without a brand: no logo, the dark default button with white text.
+      expect(plain.html).not.toContain('<img');
+      expect(buttonStyle(plain.html)?.slice(1)).toEqual(['#111827', '#ffffff']);
+    }
+    expect(buttonStyle(receiptEmail(receipt()).withBrand({ color: '#0b6b3a', logoUrl: null }).html)?.slice(1)).toEqual(['#0b6b3a', '#ffffff']);
+  });
+
+  it('when any brand colour is used, then the button text contrasts with it at least 4.5:1', () => {
+    for (let i = 0; i < 4096; i++) {
+      const color = `#${(i * 4099).toString(16).padStart(6, '0').slice(-6)}`;
+      const [bg, fg] = buttonStyle(receiptEmail(receipt()).withBrand({ color, logoUrl: null }).html)!.slice(1) as [string, string];
+      expect(bg).toBe(color);
+      expect(contrastRatio(bg, fg)).toBeGreaterThanOrEqual(4.5);
+    }
+  });
+
+  it('when the brand holds something that is not a #rrggbb colour or an https logo the API accepts, then the email keeps the default look', () => {
+    const bad = [
+      { color: 'red;background-image:url(https://evil.example/x)', logoUrl: 'http://tea.example/logo.png' },
+      { color: '#12345', logoUrl: 'javascript:alert(1)' },
+      { color: '#123456"><script>', logoUrl: 'https://user:pw@tea.example/l.png' },
+      { color: null, logoUrl: 'https://tea.example/a"onerror="alert(1).png' },
+    ];
+    for (const brand of bad) {
+      const h = receiptEmail(receipt()).withBrand(brand).html;
+      expect(h, JSON.stringify(brand)).not.toContain('<img');
+      expect(h).not.toContain('evil.example');
+      expect(h).not.toContain('<script');
+      expect(buttonStyle(h)?.slice(1)).toEqual(['#111827', '#ffffff']);
+    }
+  });
+});
+
+describe('invitation email', () => {
+  const data = { merchantName: 'Tea & Co', inviterEmail: 'owner@tea.example', url: 'https://pay.example/dashboard/set-password?token=abc', expiresAt: new Date('2026-03-06T10:00:00Z') };
+
+  it('when rendered, then it names the business and the inviter, links the one-time page and says until when it works', () => {
+    const r = invitationEmail(data);
+    expect(r.subject).toBe('You are invited to the Tea & Co dashboard');
+    for (const part of [r.text, visible(r.html)]) {
+      expect(part).toContain('owner@tea.example invited you to sign in to the Tea & Co dashboard');
+      expect(part).toContain('March 6, 2026');
+      expect(part).toContain('ignore this email');
+    }
+    expect(r.text).toContain('Choose your password: https://pay.example/dashboard/set-password?token=abc');
+    expect(r.html).toContain('href="https://pay.example/dashboard/set-password?token=abc"');
+    expect(r.html).toContain('Tea &amp; Co');
+    expect(invitationEmail({ ...data, merchantName: `${EVIL}\nBcc: x@example.com` }).subject).not.toMatch(/[\r\n]/);
+    expect(invitationEmail({ ...data, merchantName: null }).subject).toBe('You are invited to the payments dashboard');
   });
 });
 

@@ -126,6 +126,11 @@ beforeAll(async () => {
   fx.csInvoice = sessionOf(opened.location!);
   const emails = await t.request('GET', '/v1/emails?limit=1', { key });
   fx.em = emails.body.data[0].id;
+
+  // Keys (issue 14): keys other than the calling one, to roll and to revoke.
+  fx.key = await post('/v1/api-keys', {});
+  fx.keyRoll = await post('/v1/api-keys', {});
+  fx.keyRevoke = await post('/v1/api-keys', {});
 });
 
 const ids = (...names: string[]) => () => names.map((n) => fx[n]!);
@@ -201,6 +206,16 @@ const API: Route[] = [
   { method: 'POST', path: '/v1/invoices/:id/mark-uncollectible', ids: ids('inUncollectible', 'inPaid'), body: () => ({}), fields: ['x'] },
   { method: 'GET', path: '/v1/emails', query: () => ({ limit: '2', status: 'PENDING', template: 'invoice', related_object: fx.inPartial!, to: 'fuzz@example.com' }), params: [...listParams, 'status', 'template', 'related_object', 'to'] },
   { method: 'GET', path: '/v1/emails/:id', ids: ids('em') },
+  // Issue 14: keys, the account's branding, an endpoint's deliveries, retries and test events.
+  { method: 'GET', path: '/v1/api-keys', query: () => ({ limit: '2' }), params: listParams },
+  { method: 'POST', path: '/v1/api-keys', body: () => ({}), fields: ['x', 'expires_in'] },
+  { method: 'GET', path: '/v1/api-keys/:id', ids: ids('key') },
+  { method: 'POST', path: '/v1/api-keys/:id/roll', ids: ids('keyRoll', 'key'), body: () => ({ expires_in: 3600 }), fields: ['expires_in'] },
+  { method: 'POST', path: '/v1/api-keys/:id/revoke', ids: ids('keyRevoke', 'key'), body: () => ({}), fields: ['x'] },
+  { method: 'PATCH', path: '/v1/account', body: () => ({ support_email: 'help@fuzz.example', brand_color: '#0a7cff', logo_url: 'https://cdn.fuzz.example/logo.png' }), fields: ['business_name', 'support_email', 'brand_color', 'logo_url'] },
+  { method: 'GET', path: '/v1/webhook-endpoints/:id/deliveries', ids: ids('we'), query: () => ({ limit: '2', status: 'FAILED' }), params: [...listParams, 'status'] },
+  { method: 'POST', path: '/v1/webhook-endpoints/:id/retry-failed', ids: ids('we'), body: () => ({ since: 0 }), fields: ['since'] },
+  { method: 'POST', path: '/v1/webhook-endpoints/:id/test', ids: ids('we'), body: () => ({ type: 'payment.succeeded' }), fields: ['type'] },
 ];
 
 const PAGES: Route[] = [

@@ -8,7 +8,7 @@ import { pathId, validate } from '../../lib/validate.ts';
 import { listPayments } from '../../payments/store.ts';
 import { formText } from '../../pages/index.ts';
 import { doneNotice, type DashContext } from '../context.ts';
-import { fieldsOf, metadataPatch, metadataText, optional, orNull, parseMetadata } from '../forms.ts';
+import { fieldsOf, listQueryOf, metadataPatch, metadataText, optional, orNull, parseMetadata } from '../forms.ts';
 import { toPage } from '../widgets.ts';
 import { customerDetail, customerForm, customerPath, customersList } from './views.ts';
 
@@ -40,7 +40,7 @@ export function customersPages(ctx: DashContext): Router {
   };
 
   r.get('/', async (req, res) => {
-    const q = parseListQuery(ListCustomers, req.query);
+    const q = parseListQuery(ListCustomers, listQueryOf(req));
     const page = toPage(await customers.listCustomers(s.sql, ctx.owner(res), q), q);
     await ctx.render(req, res, () => customersList(page, { email: q.email }, !!(q.starting_after || q.ending_before), doneNotice(req, DONE)));
   });

@@ -6,6 +6,8 @@ export interface UsersView {
   users: UserRow[];
   email?: string;
   error?: string | null;
+  /** How long a one-time link works. */
+  linkHours?: number;
   /** The one-time link just made, shown once. */
   link?: { email: string; url: string } | null;
 }
@@ -18,15 +20,16 @@ export function usersBody(v: UsersView, f: Forms): Html {
 ${card(
     'Invite someone',
     html`${v.link
-      ? html`<div class="alert success" role="status"><p>Send this one-time link to <strong>${v.link.email}</strong> to choose a password. It is shown only now and works once.</p>
+      ? html`<div class="alert success" role="status"><p>An email with a one-time link to choose a password is on its way to <strong>${v.link.email}</strong>. If it does not arrive, send them this link another way: it is shown only now and works once.</p>
 <p class="mono" data-invite-link>${v.link.url}</p></div>`
       : ''}
 ${alertBox('error', v.error)}
 <form method="post" action="/dashboard/users" novalidate>
 ${f.hidden()}
 <div class="field"><label for="invite-email">Email</label>
-<input id="invite-email" name="email" type="email" autocomplete="off" required maxlength="254" value="${v.email ?? ''}"${v.error ? raw(' aria-invalid="true"') : ''}></div>
-<button class="primary" type="submit">Create a one-time link</button>
+<p class="hint" id="invite-email-hint">They get an email with a one-time link to choose a password (it works for ${v.linkHours ?? 24} hours).</p>
+<input id="invite-email" name="email" type="email" autocomplete="off" required maxlength="254" aria-describedby="invite-email-hint" value="${v.email ?? ''}"${v.error ? raw(' aria-invalid="true"') : ''}></div>
+<button class="primary" type="submit">Create a one-time link and email it</button>
 </form>`,
   )}`;
 }

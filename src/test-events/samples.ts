@@ -1,0 +1,251 @@
+import { randomBytes } from 'node:crypto';
+import { presentSession } from '../checkout/presenter.ts';
+import type { SessionRow } from '../checkout/store.ts';
+import { presentDispute } from '../disputes/presenter.ts';
+import type { DisputeRow } from '../disputes/store.ts';
+import type { EventType } from '../events/catalogue.ts';
+import type { ApiObject } from '../events/presenter.ts';
+import { presentInvoice } from '../invoices/presenter.ts';
+import type { InvoiceRow, InvoiceStatus } from '../invoices/store.ts';
+import { newId, type IdPrefix } from '../lib/ids.ts';
+import { presentPayment } from '../payments/presenter.ts';
+import type { PaymentRow, PaymentStatus } from '../payments/store.ts';
+import { presentRefund } from '../refunds/presenter.ts';
+import type { RefundRow, RefundStatus } from '../refunds/store.ts';
+
+/**
+ * The objects a test event carries: a full resource of the event type's kind, made by the very
+ * presenter a real event of that type uses, so a receiver tests the parsing it will need. Nothing
+ * here is stored. Every id in a sample has the time part of an id set to zero
+ * (`pay_0000000000000…`): no record ever has such an id (ids start with their creation time in
+ * milliseconds), so a sample never matches a record, and a receiver can tell a sample by its ids.
+ */
+
+/** Ids of samples: a well-formed id whose 13 time and sequence characters are all zero. */
+export const SAMPLE_ID = /^[a-z]+_0{13}[0-9a-z]{16}$/;
+
+export const sampleId = (prefix: IdPrefix): string => `${prefix}_${'0'.repeat(13)}${newId(prefix).slice(-16)}`;
+
+export interface SampleUrls {
+  checkoutUrl: string;
+  invoiceUrl: string;
+}
+
+/** The ids one sample refers to, so that a payment's session and a refund's payment agree. */
+interface Ids {
+  account: string;
+  customer: string;
+  session: string;
+  intent: string;
+  payment: string;
+  refund: string;
+  dispute: string;
+  invoice: string;
+}
+
+const AMOUNT = 2500;
+const CURRENCY = 'usd';
+const EMAIL = 'jenny.rosen@example.com';
+const NAME = 'Jenny Rosen';
+const ago = (now: Date, minutes: number) => new Date(now.getTime() - minutes * 60_000);
+const later = (now: Date, days: number) => new Date(now.getTime() + days * 86_400_000);
+
+function session(ids: Ids, livemode: boolean, now: Date, completed: boolean): SessionRow {
+  const created = ago(now, completed ? 3 : 24 * 60);
+  return {
+    id: ids.session,
+    account_id: ids.account,
+    livemode,
+    status: completed ? 'COMPLETE' : 'EXPIRED',
+    payment_status: completed ? 'paid' : 'unpaid',
+    amount_cents: AMOUNT,
+    currency: CURRENCY,
+    success_url: 'https://example.com/checkout/success',
+    cancel_url: 'https://example.com/checkout/cancel',
+    customer_id: ids.customer,
+    customer_email: EMAIL,
+    line_items: [{ name: 'Sample T-shirt', quantity: 1, amount: AMOUNT }],
+    description: 'Sample checkout session of a test event',
+    metadata: {},
+    payment_intent_id: completed ? ids.intent : null,
+    payment_id: completed ? ids.payment : null,
+    payment_link_id: null,
+    link_source: null,
+    invoice_id: null,
+    expires_at: completed ? later(created, 1) : now,
+    completed_at: completed ? now : null,
+    expired_at: completed ? null : now,
+    created_at: created,
+    updated_at: now,
+  };
+}
+
+function payment(ids: Ids, livemode: boolean, now: Date, status: PaymentStatus, refunded: boolean): PaymentRow {
+  const failed = status === 'FAILED';
+  const created = ago(now, refunded ? 2 * 24 * 60 : 1);
+  return {
+    id: ids.payment,
+    account_id: ids.account,
+    livemode,
+    status,
+    amount_cents: AMOUNT,
+    currency: CURRENCY,
+    checkout_session_id: ids.session,
+    payment_intent_id: ids.intent,
+    customer_id: ids.customer,
+    email: EMAIL,
+    billing_name: NAME,
+    card_brand: 'visa',
+    card_last4: failed ? '0002' : '4242',
+    next_action: null,
+    failure_code: failed ? 'card_declined' : null,
+    failure_message: failed ? 'Your card was declined.' : null,
+    description: 'Sample payment of a test event',
+    payment_link_id: null,
+    link_source: null,
+    invoice_id: null,
+    succeeded_at: status === 'SUCCEEDED' ? created : null,
+    failed_at: failed ? now : null,
+    amount_refunded_cents: refunded ? AMOUNT : 0,
+    disputed: false,
+    processing_since: null,
+    processor_prior_charge: null,
+    created_at: created,
+    updated_at: now,
+  };
+}
+
+function refund(ids: Ids, livemode: boolean, now: Date, status: RefundStatus): RefundRow {
+  return {
+    id: ids.refund,
+    account_id: ids.account,
+    livemode,
+    payment_id: ids.payment,
+    amount_cents: AMOUNT,
+    currency: CURRENCY,
+    status,
+    reason: 'requested_by_customer',
+    failure_reason: null,
+    metadata: {},
+    created_at: status === 'PENDING' ? now : ago(now, 1),
+    updated_at: now,
+  };
+}
+
+function dispute(ids: Ids, livemode: boolean, now: Date, stage: 'created' | 'updated' | 'closed'): DisputeRow {
+  const created = stage === 'created' ? now : ago(now, 3 * 24 * 60);
+  return {
+    id: ids.dispute,
+    account_id: ids.account,
+    livemode,
+    payment_id: ids.payment,
+    processor_dispute_id: sampleId('dp'),
+    processor_created_at: created,
+    amount_cents: AMOUNT,
+    currency: CURRENCY,
+    reason: 'fraudulent',
+    status: stage === 'created' ? 'NEEDS_RESPONSE' : stage === 'updated' ? 'UNDER_REVIEW' : 'WON',
+    evidence:
+      stage === 'created'
+        ? {}
+        : { customer_name: NAME, customer_email_address: EMAIL, product_description: 'One sample T-shirt, size M, delivered by post.' },
+    evidence_due_by: later(created, 7),
+    pending_action: null,
+    action_since: null,
+    submitted_at: stage === 'created' ? null : ago(now, 24 * 60),
+    closed_at: stage === 'closed' ? now : null,
+    checked_at: null,
+    created_at: created,
+    updated_at: now,
+  };
+}
+
+const INVOICE_STATUS: Record<string, InvoiceStatus> = {
+  'invoice.created': 'DRAFT',
+  'invoice.updated': 'DRAFT',
+  'invoice.deleted': 'DRAFT',
+  'invoice.finalized': 'OPEN',
+  'invoice.sent': 'OPEN',
+  'invoice.paid': 'PAID',
+  'invoice.voided': 'VOID',
+  'invoice.marked_uncollectible': 'UNCOLLECTIBLE',
+};
+
+function invoice(ids: Ids, livemode: boolean, now: Date, type: EventType): InvoiceRow {
+  const status = INVOICE_STATUS[type] ?? 'OPEN';
+  const draft = status === 'DRAFT';
+  const sent = !draft && type !== 'invoice.finalized';
+  const created = ago(now, draft ? 5 : 2 * 24 * 60);
+  const total = 5000;
+  const paid = status === 'PAID' ? total : 0;
+  return {
+    id: ids.invoice,
+    account_id: ids.account,
+    livemode,
+    customer_id: ids.customer,
+    // Real numbers start at INV-0001: INV-0000 is never given out.
+    number: draft ? null : 'INV-0000',
+    status,
+    currency: CURRENCY,
+    line_items: [
+      { name: 'Sample consulting hour', quantity: 2, amount: 2000 },
+      { name: 'Sample travel costs', quantity: 1, amount: 1000 },
+    ],
+    total_cents: total,
+    amount_paid_cents: paid,
+    amount_due_cents: total - paid,
+    description: 'Sample invoice of a test event',
+    due_date: later(created, 30),
+    allow_partial_payments: false,
+    minimum_payment_cents: null,
+    hosted_token: randomBytes(24).toString('base64url'),
+    metadata: {},
+    finalized_at: draft ? null : ago(now, type === 'invoice.finalized' ? 0 : 2 * 24 * 60),
+    sent_at: sent ? ago(now, type === 'invoice.sent' ? 0 : 2 * 24 * 60) : null,
+    paid_at: status === 'PAID' ? now : null,
+    voided_at: status === 'VOID' ? now : null,
+    marked_uncollectible_at: status === 'UNCOLLECTIBLE' ? now : null,
+    reminder_count: 0,
+    last_reminder_at: null,
+    next_reminder_at: null,
+    created_at: created,
+    updated_at: now,
+  };
+}
+
+/** How each type's sample is made: every catalogue type has one (the Record makes the compiler check it). */
+const SAMPLES: Record<EventType, (ids: Ids, livemode: boolean, now: Date, urls: SampleUrls) => ApiObject> = {
+  'checkout.session.completed': (ids, lm, now, u) => presentSession(session(ids, lm, now, true), u.checkoutUrl),
+  'checkout.session.expired': (ids, lm, now, u) => presentSession(session(ids, lm, now, false), u.checkoutUrl),
+  'payment.succeeded': (ids, lm, now, u) => presentPayment(payment(ids, lm, now, 'SUCCEEDED', false), u.checkoutUrl),
+  'payment.failed': (ids, lm, now, u) => presentPayment(payment(ids, lm, now, 'FAILED', false), u.checkoutUrl),
+  'payment.refunded': (ids, lm, now, u) => presentPayment(payment(ids, lm, now, 'SUCCEEDED', true), u.checkoutUrl),
+  'refund.created': (ids, lm, now) => presentRefund(refund(ids, lm, now, 'PENDING')),
+  'refund.updated': (ids, lm, now) => presentRefund(refund(ids, lm, now, 'SUCCEEDED')),
+  'dispute.created': (ids, lm, now) => presentDispute(dispute(ids, lm, now, 'created')),
+  'dispute.updated': (ids, lm, now) => presentDispute(dispute(ids, lm, now, 'updated')),
+  'dispute.closed': (ids, lm, now) => presentDispute(dispute(ids, lm, now, 'closed')),
+  'invoice.paid': (ids, lm, now, u) => presentInvoice(invoice(ids, lm, now, 'invoice.paid'), u.invoiceUrl),
+  'invoice.sent': (ids, lm, now, u) => presentInvoice(invoice(ids, lm, now, 'invoice.sent'), u.invoiceUrl),
+  'invoice.created': (ids, lm, now, u) => presentInvoice(invoice(ids, lm, now, 'invoice.created'), u.invoiceUrl),
+  'invoice.updated': (ids, lm, now, u) => presentInvoice(invoice(ids, lm, now, 'invoice.updated'), u.invoiceUrl),
+  'invoice.deleted': (ids, lm, now, u) => presentInvoice(invoice(ids, lm, now, 'invoice.deleted'), u.invoiceUrl),
+  'invoice.finalized': (ids, lm, now, u) => presentInvoice(invoice(ids, lm, now, 'invoice.finalized'), u.invoiceUrl),
+  'invoice.voided': (ids, lm, now, u) => presentInvoice(invoice(ids, lm, now, 'invoice.voided'), u.invoiceUrl),
+  'invoice.marked_uncollectible': (ids, lm, now, u) => presentInvoice(invoice(ids, lm, now, 'invoice.marked_uncollectible'), u.invoiceUrl),
+};
+
+/** A sample of the object a `type` event carries, in the given mode, with fresh sample ids. */
+export function sampleObject(type: EventType, livemode: boolean, urls: SampleUrls, now = new Date()): ApiObject {
+  const ids: Ids = {
+    account: sampleId('acct'),
+    customer: sampleId('cus'),
+    session: sampleId('cs'),
+    intent: sampleId('pi'),
+    payment: sampleId('pay'),
+    refund: sampleId('re'),
+    dispute: sampleId('dp'),
+    invoice: sampleId('in'),
+  };
+  return SAMPLES[type](ids, livemode, now, urls);
+}
