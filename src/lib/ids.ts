@@ -70,6 +70,15 @@ export function newId(prefix: IdPrefix): string {
   return `${prefix}_${encode(lastTime, TIME_LEN)}${encode(seq, SEQ_LEN)}${freshRandom()}`;
 }
 
+/**
+ * The lowest id of `prefix` for the millisecond `ms`: every id minted at `ms` or later sorts after it,
+ * every id minted earlier before it. A list cursor (`ending_before`) meaning "from this moment on";
+ * cursors are only compared, so it need not be the id of a row.
+ */
+export function idFloor(prefix: IdPrefix, ms: number): string {
+  return `${prefix}_${encode(Math.max(0, Math.floor(ms)), TIME_LEN)}${'0'.repeat(SEQ_LEN + RAND_LEN)}`;
+}
+
 const bodyPattern = `[${ALPHABET}]{${LEGACY_LEN}}(?:[${ALPHABET}]{${SEQ_LEN}})?`;
 const patterns = new Map<string, RegExp>();
 
