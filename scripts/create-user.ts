@@ -1,36 +1,41 @@
 // `npm run -s users:create -- --account acct_… --email name@example.com`
 // Creates a dashboard user of the account (or takes the existing one: a forgotten password) and
 // prints a one-time link to choose a password, valid DASHBOARD_PASSWORD_LINK_HOURS (24 h).
-import { parseArgs } from 'node:util';
 import { accountExists } from '../src/auth/keys.ts';
 import { loadConfig } from '../src/config.ts';
 import { addUser, setPasswordUrl } from '../src/dashboard/service.ts';
 import { migrate } from '../src/db/migrate.ts';
-import { connect, ensureDatabase } from '../src/db/sql.ts';
-import { StartupError } from '../src/lib/dependencies.ts';
 import { isId } from '../src/lib/ids.ts';
+import { CommandError, main, parseCommandLine, usageError, withDatabase } from './lib/cli.ts';
 
-function fail(message: string): never {
-  process.stderr.write(`error: ${message}\n`);
-  process.exit(1);
-}
+const USAGE = `Usage: npm run -s users:create -- --account acct_… --email name@example.com
 
-const { values } = parseArgs({ options: { account: { type: 'string' }, email: { type: 'string' } } });
-if (!values.account || !isId('acct', values.account)) fail(`--account must be an account id (acct_…)${values.account ? `: ${values.account}` : ''}`);
-if (!values.email) fail('--email is required');
+Creates a dashboard user of the account, or finds the existing one (a forgotten password), and
+prints on stdout a one-time link to choose a password (valid DASHBOARD_PASSWORD_LINK_HOURS, 24 h).
 
-try {
+  --account acct_…   the account (keys:create prints its id on stderr; GET /v1/account shows it)
+  --email …          the user's email
+  -h, --help         this help
+
+Database: DATABASE_URL, else PostgreSQL on 127.0.0.1:5432, else the embedded PostgreSQL of
+\`npm start\` (started for this command when npm start is not running).
+`;
+
+const values = parseCommandLine(USAGE, { account: { type: 'string' }, email: { type: 'string' } });
+if (!values.account || !isId('acct', values.account)) usageError(`--account must be an account id (acct_…)${values.account ? `: ${values.account}` : ''}`, USAGE);
+if (!values.email) usageError('--email is required', USAGE);
+const account = values.account;
+const email = values.email;
+
+await main(async () => {
   const config = loadConfig();
-  await ensureDatabase(config.databaseUrl);
-  const sql = connect(config.databaseUrl, 1);
-  await migrate(sql);
-  if (!(await accountExists(sql, values.account))) fail(`no such account: ${values.account}`);
-  const result = await addUser(sql, values.account, values.email, config.dashboard.passwordLinkSeconds, true);
-  await sql.end();
-  if (!result.ok) fail(`--email: ${result.problem}`);
+  const result = await withDatabase(config, async (sql) => {
+    await migrate(sql);
+    if (!(await accountExists(sql, account))) throw new CommandError(`no such account: ${account}`);
+    return addUser(sql, account, email, config.dashboard.passwordLinkSeconds, true);
+  });
+  if (!result.ok) throw new CommandError(`--email: ${result.problem}`);
   const hours = Math.round(config.dashboard.passwordLinkSeconds / 3600);
-  process.stderr.write(`${result.created ? 'created' : 'found'} user ${result.user.email} of ${values.account}; the link works once, for ${hours} h\n`);
+  process.stderr.write(`${result.created ? 'created' : 'found'} user ${result.user.email} of ${account}; the link works once, for ${hours} h\n`);
   process.stdout.write(`${setPasswordUrl(config.publicBaseUrl, result.token)}\n`);
-} catch (err) {
-  fail(err instanceof StartupError ? err.message : String(err));
-}
+});

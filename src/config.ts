@@ -1,5 +1,13 @@
 import { isIP } from 'node:net';
+import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { z } from 'zod';
+
+/** Where Postgres and Redis are looked for when DATABASE_URL / REDIS_URL are not set. */
+export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/payments';
+export const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
+/** The git-ignored folder of the project where the embedded services keep their files (LOCAL_DATA_DIR). */
+const DEFAULT_LOCAL_DATA_DIR = fileURLToPath(new URL('../.data', import.meta.url));
 
 const bool = z
   .enum(['true', 'false', '1', '0', ''])
@@ -33,8 +41,13 @@ function trustProxy(v: string): boolean | number | string {
 }
 
 const EnvSchema = z.object({
-  DATABASE_URL: z.url().default('postgres://postgres@127.0.0.1:5432/payments'),
-  REDIS_URL: z.url().default('redis://127.0.0.1:6379'),
+  /** Unset: the local service when it answers, else (outside production) an embedded one (src/ops/local-services.ts). */
+  DATABASE_URL: z.url().optional(),
+  REDIS_URL: z.url().optional(),
+  /** `production` never embeds a database or a Redis: a missing one is a start-up error. */
+  NODE_ENV: z.string().default('development'),
+  /** Where the embedded PostgreSQL keeps its data and the embedded redis-server its files (default: .data in the project). */
+  LOCAL_DATA_DIR: z.string().min(1).optional(),
   /** Namespace for every Redis key (BullMQ prefix); lets several deployments or test files share one Redis. */
   REDIS_PREFIX: z.string().regex(/^[A-Za-z0-9_-]+$/).default('payments'),
   PORT: int(3000),
@@ -149,8 +162,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   };
   const publicBaseUrl = trimSlash(e.PUBLIC_BASE_URL ?? `http://localhost:${e.PORT}`);
   return {
-    databaseUrl: e.DATABASE_URL,
-    redisUrl: e.REDIS_URL,
+    databaseUrl: e.DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    redisUrl: e.REDIS_URL ?? DEFAULT_REDIS_URL,
+    /** What src/ops/local-services.ts needs to decide whether to embed Postgres or Redis. */
+    localServices: {
+      databaseUrlSet: e.DATABASE_URL !== undefined,
+      redisUrlSet: e.REDIS_URL !== undefined,
+      embed: e.NODE_ENV !== 'production',
+      dataDir: resolve(e.LOCAL_DATA_DIR ?? DEFAULT_LOCAL_DATA_DIR),
+    },
     redisPrefix: e.REDIS_PREFIX,
     port: e.PORT,
     publicBaseUrl,

@@ -3,8 +3,10 @@ import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { migrate, pendingMigrations } from './db/migrate.ts';
 import { isDatabaseUnavailable, StartupError } from './lib/dependencies.ts';
+import { createLogger } from './lib/logger.ts';
 import { forkWebProcesses, LISTEN_FAILED, type WebForks } from './ops/cluster.ts';
 import { listenGracefully, type DrainPlan, type GracefulServer } from './ops/http-server.ts';
+import { resolveLocalServices, type LocalServices } from './ops/local-services.ts';
 import { closeServices, createServices, type Services } from './services.ts';
 import { startWorkers, type RunningWorkers } from '../workers/index.ts';
 
@@ -12,6 +14,12 @@ export interface RunOptions {
   web: boolean;
   workers: boolean;
   migrate: boolean;
+  /**
+   * `npm start` only: without DATABASE_URL / REDIS_URL and with nothing on the local ports, run an
+   * embedded PostgreSQL and the machine's redis-server (outside production; src/ops/local-services.ts),
+   * stopped with the process.
+   */
+  embed?: boolean;
 }
 
 /** Starts the web process, the workers, or both, and stops them cleanly on SIGTERM or SIGINT. */
@@ -19,9 +27,15 @@ export async function run(opts: RunOptions): Promise<void> {
   // A forked web process (WEB_CONCURRENCY > 1) only serves HTTP: its primary migrated and runs the workers.
   if (cluster.isWorker) opts = { web: true, workers: false, migrate: false };
   let s: Services;
+  let local: LocalServices | undefined;
   try {
-    const config = loadConfig();
-    s = await createServices(config);
+    let config = loadConfig();
+    const startLog = createLogger(config.logLevel);
+    if (opts.embed && cluster.isPrimary) {
+      local = await resolveLocalServices({ ...config, role: 'service', say: (line) => startLog.info(line) });
+      config = { ...config, databaseUrl: local.databaseUrl, redisUrl: local.redisUrl };
+    }
+    s = await createServices(config, startLog);
     // A promise nobody awaited that fails because Postgres is away must not end the process
     // (docs/operations.md, Postgres); any other unhandled rejection still does, as Node's default.
     const log = s.log;
@@ -41,6 +55,7 @@ export async function run(opts: RunOptions): Promise<void> {
       ? new StartupError(`PostgreSQL went away during start-up (${(err as { code: string }).code}): check that it is running, then start again.`)
       : (err as Error);
     process.stderr.write(`error: ${e instanceof StartupError || e.message.startsWith('invalid configuration') ? e.message : String(e.stack)}\n`);
+    await local?.stop().catch(() => {});
     process.exit(1);
   }
 
@@ -77,16 +92,20 @@ export async function run(opts: RunOptions): Promise<void> {
       ),
     ]);
     await closeServices(s);
+    // The embedded PostgreSQL and redis-server this process started, after everything that used them.
+    await local?.stop().catch((err: unknown) => s.log.warn({ err }, 'shutdown: stopping the embedded services failed'));
     s.log.info({ code }, 'stopped');
     s.log.flush();
     process.exit(code);
   };
   // Listen before the workers start: a process that cannot take its port takes no job either.
   if (opts.web && cluster.isPrimary && s.config.webConcurrency > 1) {
+    // The forks use the primary's Postgres and Redis, embedded ones included.
+    const env = { DATABASE_URL: s.config.databaseUrl, REDIS_URL: s.config.redisUrl };
     forks = forkWebProcesses(s.config.webConcurrency, s.log, (line) => {
       if (line) process.stderr.write(`error: ${line}\n`);
       void stop('web process failed', 1);
-    });
+    }, env);
   } else if (opts.web) {
     try {
       web = await listenGracefully(createApp(s), s.config.port);
@@ -96,6 +115,7 @@ export async function run(opts: RunOptions): Promise<void> {
       if (cluster.isWorker && process.send) process.send({ type: LISTEN_FAILED, line }, () => process.exit(1));
       else {
         process.stderr.write(`error: ${line}\n`);
+        await local?.stop().catch(() => {});
         process.exit(1);
       }
       return;

@@ -1,7 +1,10 @@
 import net from 'node:net';
+import { join } from 'node:path';
 import postgres from 'postgres';
 import type { TestProject } from 'vitest/node';
+import { loadConfig } from '../src/config.ts';
 import { migrate } from '../src/db/migrate.ts';
+import { resolveLocalServices } from '../src/ops/local-services.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -21,7 +24,9 @@ const reachable = (host: string, port: number) =>
 
 /**
  * Where the tests find Postgres and Redis: DATABASE_URL / REDIS_URL when given, else the local
- * services when they answer, else containers through testcontainers when Docker answers.
+ * services when they answer, else containers through testcontainers when Docker answers, else the
+ * same embedded PostgreSQL and redis-server as `npm start` (src/ops/local-services.ts), with a data
+ * folder of their own (LOCAL_DATA_DIR/test, `.data/test` by default), stopped after the run.
  */
 async function resolveServices(): Promise<{ databaseUrl: string; redisUrl: string; stop: () => Promise<void> }> {
   let databaseUrl = process.env.DATABASE_URL;
@@ -31,13 +36,26 @@ async function resolveServices(): Promise<{ databaseUrl: string; redisUrl: strin
   if (!redisUrl && (await reachable('127.0.0.1', 6379))) redisUrl = 'redis://127.0.0.1:6379';
   if (!databaseUrl || !redisUrl) {
     const { getContainerRuntimeClient } = await import('testcontainers');
-    try {
-      await getContainerRuntimeClient();
-    } catch {
+    const docker = await getContainerRuntimeClient().then(
+      () => true,
+      () => false,
+    );
+    const config = loadConfig();
+    if (!docker && config.localServices.embed) {
+      const local = await resolveLocalServices({
+        databaseUrl: databaseUrl ?? config.databaseUrl,
+        redisUrl: redisUrl ?? config.redisUrl,
+        localServices: { databaseUrlSet: !!databaseUrl, redisUrlSet: !!redisUrl, embed: true, dataDir: join(config.localServices.dataDir, 'test') },
+        role: 'service',
+        say: (line) => process.stderr.write(`[tests] ${line}\n`),
+      });
+      return { databaseUrl: local.databaseUrl, redisUrl: local.redisUrl, stop: local.stop };
+    }
+    if (!docker) {
       throw new Error(
         `tests need PostgreSQL and Redis: ${!databaseUrl ? 'no PostgreSQL answers on 127.0.0.1:5432 and DATABASE_URL is not set' : ''}` +
           `${!databaseUrl && !redisUrl ? '; ' : ''}${!redisUrl ? 'no Redis answers on 127.0.0.1:6379 and REDIS_URL is not set' : ''}` +
-          ', and no Docker engine answers for testcontainers. Start them (see .ci/run) or set the URLs.',
+          ', no Docker engine answers for testcontainers, and NODE_ENV=production embeds nothing. Start them (see .ci/run) or set the URLs.',
       );
     }
     if (!databaseUrl) {

@@ -16,9 +16,10 @@ export interface WebForks {
  * WEB_CONCURRENCY > 1: the web process is forked that many times, sharing the port (node:cluster).
  * The primary has migrated and runs the workers; a web process that dies after it listened is
  * replaced. One that dies before it listened would die again (port taken, no permission): then
- * `fatal` is called once, with the line to print, or null when the process printed its own.
+ * `fatal` is called once, with the line to print, or null when the process printed its own. `env`
+ * is added to each fork's environment (the primary's resolved DATABASE_URL and REDIS_URL).
  */
-export function forkWebProcesses(count: number, log: Logger, fatal: (line: string | null) => void): WebForks {
+export function forkWebProcesses(count: number, log: Logger, fatal: (line: string | null) => void, env?: Record<string, string>): WebForks {
   let stopping = false;
   let failed = false;
   const fail = (line: string | null) => {
@@ -27,7 +28,7 @@ export function forkWebProcesses(count: number, log: Logger, fatal: (line: strin
     fatal(line);
   };
   const fork = (): Worker => {
-    const worker = cluster.fork();
+    const worker = cluster.fork(env);
     let listened = false;
     worker.once('listening', () => (listened = true));
     worker.on('message', (msg: { type?: string; line?: string }) => {

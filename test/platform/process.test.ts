@@ -45,22 +45,24 @@ describe('the service as a process', () => {
     const svc = run('src/main.ts', [], env);
     try {
       await waitFor(`http://127.0.0.1:${port}/readyz`, svc.child);
-      const key = run('scripts/create-key.ts', ['--mode', 'live'], env);
-      const k = await key.done;
-      expect(k.code).toBe(0);
+      // A new account with its test key; the account id is on stderr, for the live key of the same account.
+      const first = await run('scripts/create-key.ts', ['--mode', 'test'], env).done;
+      expect(first.code, first.stderr).toBe(0);
+      expect(first.stdout).toMatch(/^sk_test_[0-9A-Za-z]{32}\n$/);
+      const id = /created account (acct_\w+)/.exec(first.stderr)?.[1];
+      expect(id, first.stderr).toBeDefined();
+      const acct1 = await fetch(`http://127.0.0.1:${port}/v1/account`, { headers: { authorization: `Bearer ${first.stdout.trim()}` } });
+      expect(await acct1.json()).toEqual({ id, object: 'account', livemode: false, charges_enabled: true, business_name: null, support_email: null, brand_color: null, logo_url: null });
+
+      const k = await run('scripts/create-key.ts', ['--mode', 'live', '--account', id!], env).done;
+      expect(k.code, k.stderr).toBe(0);
       expect(k.stdout).toMatch(/^sk_live_[0-9A-Za-z]{32}\n$/);
+      expect(k.stderr).toBe(`created a live key for account ${id}\n`);
       const secret = k.stdout.trim();
       const acct = await fetch(`http://127.0.0.1:${port}/v1/account`, { headers: { authorization: `Bearer ${secret}` } });
       // No live Stripe keys: live mode takes no payment, says so, and start-up logged it once.
-      expect(await acct.json()).toMatchObject({ object: 'account', livemode: true, charges_enabled: false });
+      expect(await acct.json()).toMatchObject({ id, object: 'account', livemode: true, charges_enabled: false });
       expect(svc.out().split('\n').filter((l) => l.includes('live payments are off'))).toHaveLength(1);
-
-      // A second key for the same account, named with --account.
-      const { id } = (await (await fetch(`http://127.0.0.1:${port}/v1/account`, { headers: { authorization: `Bearer ${secret}` } })).json()) as { id: string };
-      const second = await run('scripts/create-key.ts', ['--mode', 'test', '--account', id], env).done;
-      expect(second.stdout).toMatch(/^sk_test_/);
-      const acct2 = await fetch(`http://127.0.0.1:${port}/v1/account`, { headers: { authorization: `Bearer ${second.stdout.trim()}` } });
-      expect(await acct2.json()).toEqual({ id, object: 'account', livemode: false, charges_enabled: true, business_name: null, support_email: null, brand_color: null, logo_url: null });
 
       // A request whose body is still arriving when SIGTERM comes is finished, then the process exits 0.
       const body = JSON.stringify({ email: 'inflight@example.com' });
