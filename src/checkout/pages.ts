@@ -89,7 +89,9 @@ export function checkoutPagesRouter(s: Services): Router {
     allowFormTargets(res, [row.success_url]);
     const token = await csrf.token(req, res, row.id);
     const email = state.email ?? (await prefillEmail(row));
-    html(res, status, views.checkoutPage(row, paths, { ...state, csrf: token, email }, await branding(res, row)));
+    // The name a payer typed on a payment link's page (its payer_name) is the name on the card, until changed.
+    const name = state.name ?? row.metadata.payer_name;
+    html(res, status, views.checkoutPage(row, paths, { ...state, csrf: token, email, name }, await branding(res, row)));
   }
 
   async function showSession(req: Request, res: Response, row: SessionRow) {
@@ -119,6 +121,9 @@ export function checkoutPagesRouter(s: Services): Router {
 
   element.register(r);
   r.get('/:id', security, page((req, res, row) => showSession(req, res, row)));
+
+  // The address bar after a declined card shows …/pay: reloading it (a GET) shows the session's page.
+  r.get('/:id/pay', security, page(async (_req, res, row) => res.redirect(303, here(row))));
 
   r.post('/:id/pay', security, form, page(async (req, res, row) => {
     if (row.status !== 'OPEN') return res.redirect(303, here(row));

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { currencySchema, MAX_AMOUNT } from '../lib/currency.ts';
-import { listQuerySchema } from '../lib/pagination.ts';
+import { customerFilter, listQuerySchema } from '../lib/pagination.ts';
 import { metadataSchema, text, unixSeconds } from '../lib/validate.ts';
 
 const isHttpUrl = (v: string) => {
@@ -45,6 +45,6 @@ export const SESSION_STATUSES = ['OPEN', 'COMPLETE', 'EXPIRED'] as const;
 
 export const ListSessions = listQuerySchema('cs', {
   status: z.enum(SESSION_STATUSES).optional(),
-  customer_id: text(100).optional(),
+  ...customerFilter,
 });
 export type ListSessions = z.infer<typeof ListSessions>;

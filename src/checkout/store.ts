@@ -1,5 +1,5 @@
 import type { Db, Sql, TxSql } from '../db/sql.ts';
-import { keyset } from '../lib/pagination.ts';
+import { customerOf, keyset } from '../lib/pagination.ts';
 import type { LineItem, ListSessions } from './schema.ts';
 import type { Owner } from '../lib/owner.ts';
 
@@ -78,7 +78,7 @@ export async function listSessions(sql: Sql, o: Owner, p: ListSessions): Promise
     select * from checkout_sessions
     where account_id = ${o.accountId} and livemode = ${o.livemode}
       ${p.status !== undefined ? sql`and status = ${p.status}` : sql``}
-      ${p.customer_id !== undefined ? sql`and customer_id = ${p.customer_id}` : sql``}
+      ${customerOf(p) !== undefined ? sql`and customer_id = ${customerOf(p)!}` : sql``}
       ${k.where}
     ${k.order} limit ${k.limit}`;
 }

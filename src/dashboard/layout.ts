@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import { html, raw, type Html } from '../pages/html.ts';
+import { FAVICON_HREF } from '../pages/layout.ts';
 import type { SessionRow } from './store.ts';
 
 /**
@@ -216,7 +217,7 @@ function documentOf(title: string, body: Html, script?: string): string {
 <meta name="referrer" content="no-referrer">
 <meta name="robots" content="noindex">
 <title>${title}</title>
-<link rel="icon" href="data:,">
+<link rel="icon" href="${FAVICON_HREF}">
 <style>${raw(DASH_CSS)}</style>
 ${script ? html`<script src="${script}" defer></script>` : ''}
 </head>

@@ -1,6 +1,5 @@
 import { Router } from 'express';
-import { parseListQuery, toList } from '../lib/pagination.ts';
-import { invalidParam } from '../lib/errors.ts';
+import { customerOf, parseListQuery, toList } from '../lib/pagination.ts';
 import { pathId, validate } from '../lib/validate.ts';
 import type { Services } from '../services.ts';
 import { presentInvoice } from './presenter.ts';
@@ -22,10 +21,7 @@ export function invoicesRouter(s: Services): Router {
 
   r.get('/', async (req, res) => {
     const q = parseListQuery(ListInvoices, req.query);
-    if (q.customer !== undefined && q.customer_id !== undefined && q.customer !== q.customer_id) {
-      throw invalidParam('customer', 'customer and customer_id name the same filter: send one of them.');
-    }
-    const rows = await store.listInvoices(s.sql, req.auth, { ...q, customer_id: q.customer_id ?? q.customer });
+    const rows = await store.listInvoices(s.sql, req.auth, { ...q, customer_id: customerOf(q) });
     res.json(toList(rows, q, '/v1/invoices', present));
   });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { currencySchema, MAX_AMOUNT } from '../lib/currency.ts';
-import { listQuerySchema } from '../lib/pagination.ts';
+import { customerFilter, listQuerySchema } from '../lib/pagination.ts';
 import { metadataSchema, text, unixSeconds } from '../lib/validate.ts';
 
 export const INVOICE_STATUSES = ['DRAFT', 'OPEN', 'PAID', 'VOID', 'UNCOLLECTIBLE'] as const;
@@ -39,10 +39,8 @@ export type UpdateInvoice = z.infer<typeof UpdateInvoice>;
 /** finalize, send, void and mark-uncollectible take no parameters. */
 export const NoParams = z.strictObject({});
 
-/** `customer` is accepted as well as `customer_id`, as on the payments list (spec 4.5.5's example name). */
 export const ListInvoices = listQuerySchema('in', {
   status: z.enum(INVOICE_STATUSES).optional(),
-  customer_id: text(100).optional(),
-  customer: text(100).optional(),
+  ...customerFilter,
 });
 export type ListInvoices = z.infer<typeof ListInvoices>;

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type postgres from 'postgres';
-import { ApiError } from './errors.ts';
+import { ApiError, invalidParam } from './errors.ts';
 import { isId, type IdPrefix } from './ids.ts';
-import { validate } from './validate.ts';
+import { text, validate } from './validate.ts';
 
 /**
  * Keyset pagination on time-ordered ids (DESIGN 2). A cursor is only compared, never looked up,
@@ -44,6 +44,21 @@ export function listQuerySchema<F extends z.ZodRawShape>(prefix: IdPrefix, filte
     ending_before: cursor(prefix),
     ...filters,
   });
+}
+
+/**
+ * The customer filter of a list, under either name: `customer` (the spec's example, 4.5) or
+ * `customer_id` (the field's name on the objects). Both are accepted everywhere a list filters by
+ * customer; customerOf reads the one given.
+ */
+export const customerFilter = { customer: text(100).optional(), customer_id: text(100).optional() };
+
+/** The customer a list is filtered by, under either name; both with different values is a 400. */
+export function customerOf(q: { customer?: string | undefined; customer_id?: string | undefined }): string | undefined {
+  if (q.customer !== undefined && q.customer_id !== undefined && q.customer !== q.customer_id) {
+    throw invalidParam('customer', 'customer and customer_id name the same filter: send one of them.');
+  }
+  return q.customer_id ?? q.customer;
 }
 
 /** Validates a list query; sending both cursors is a 400. */

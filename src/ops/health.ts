@@ -4,9 +4,17 @@ import type { Services } from '../services.ts';
 const withTimeout = <T>(p: Promise<T>, ms: number) =>
   Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), ms).unref())]);
 
-/** Unauthenticated probes: /healthz says the process is up, /readyz that Postgres and Redis answer. */
+/**
+ * Unauthenticated probes: /healthz says the process is up, /readyz that Postgres and Redis answer.
+ * And /favicon.ico: the pages carry their icon inline, but a browser that asks anyway (a JSON URL
+ * opened in a tab) gets an empty answer it may cache, not a 404.
+ */
 export function healthRouter(s: Services): Router {
   const r = Router();
+  r.get('/favicon.ico', (_req, res) => {
+    res.setHeader('Cache-Control', 'public, max-age=86400');
+    res.status(204).end();
+  });
   r.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });
   });

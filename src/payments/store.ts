@@ -1,5 +1,5 @@
 import type { Sql, TxSql } from '../db/sql.ts';
-import { keyset } from '../lib/pagination.ts';
+import { customerOf, keyset } from '../lib/pagination.ts';
 import type { ListPayments } from './schema.ts';
 import type { Owner } from '../lib/owner.ts';
 
@@ -242,7 +242,7 @@ export async function listPayments(sql: Sql, o: Owner, p: ListPayments): Promise
     select * from payments
     where account_id = ${o.accountId} and livemode = ${o.livemode}
       ${p.status !== undefined ? sql`and status = ${p.status}` : sql``}
-      ${p.customer !== undefined ? sql`and customer_id = ${p.customer}` : sql``}
+      ${customerOf(p) !== undefined ? sql`and customer_id = ${customerOf(p)!}` : sql``}
       ${k.where}
     ${k.order} limit ${k.limit}`;
 }

@@ -7,7 +7,7 @@ import * as service from '../../invoices/service.ts';
 import { billedCustomers, listInvoices, paymentsOfInvoice, type BilledCustomer, type InvoiceLineItem, type InvoiceRow } from '../../invoices/store.ts';
 import { ApiError, invalidParam } from '../../lib/errors.ts';
 import type { Owner } from '../../lib/owner.ts';
-import { parseListQuery } from '../../lib/pagination.ts';
+import { customerOf, parseListQuery } from '../../lib/pagination.ts';
 import { pathId, validate } from '../../lib/validate.ts';
 import { html } from '../../pages/html.ts';
 import { formText } from '../../pages/index.ts';
@@ -131,10 +131,7 @@ export function invoicesPages(ctx: DashContext): Router {
 
   r.get('/', async (req, res) => {
     const q = parseListQuery(ListInvoices, listQueryOf(req));
-    if (q.customer !== undefined && q.customer_id !== undefined && q.customer !== q.customer_id) {
-      throw invalidParam('customer', 'customer and customer_id name the same filter: send one of them.');
-    }
-    const customerId = q.customer_id ?? q.customer;
+    const customerId = customerOf(q);
     const owner = ctx.owner(res);
     const page = toPage(await listInvoices(s.sql, owner, { ...q, customer_id: customerId }), q);
     const customers = new Map((await billedCustomers(s.sql, owner, page.rows.map((i) => i.customer_id))).map((c) => [c.id, c]));
