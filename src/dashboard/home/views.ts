@@ -34,8 +34,8 @@ export function homeBody(n: HomeNumbers): Html {
   return html`<div class="grid">
 <section class="card" aria-labelledby="h-today" data-stat="today"><h2 id="h-today" class="stat-label">Volume today (UTC)</h2>${volumeList(n.today)}</section>
 <section class="card" aria-labelledby="h-30" data-stat="last30"><h2 id="h-30" class="stat-label">Volume, last 30 days</h2>${volumeList(n.last30)}</section>
-<section class="card" aria-labelledby="h-ok" data-stat="succeeded"><h2 id="h-ok" class="stat-label"><a href="/dashboard/payments?status=SUCCEEDED">Succeeded payments</a>, 30 days</h2><p class="stat">${n.succeeded30}</p></section>
-<section class="card" aria-labelledby="h-failed" data-stat="failed"><h2 id="h-failed" class="stat-label"><a href="/dashboard/payments?status=FAILED">Failed payments</a>, 30 days</h2><p class="stat">${n.failed30}</p></section>
+<section class="card" aria-labelledby="h-ok" data-stat="succeeded"><h2 id="h-ok" class="stat-label"><a href="/dashboard/payments?status=SUCCEEDED">Succeeded payments, 30 days</a></h2><p class="stat">${n.succeeded30}</p></section>
+<section class="card" aria-labelledby="h-failed" data-stat="failed"><h2 id="h-failed" class="stat-label"><a href="/dashboard/payments?status=FAILED">Failed payments, 30 days</a></h2><p class="stat">${n.failed30}</p></section>
 </div>
 <section class="card" aria-labelledby="h-chart"><h2 id="h-chart">Daily volume${n.chartCurrency ? ` (${n.chartCurrency.toUpperCase()})` : ''}</h2>${volumeChart(n)}</section>`;
 }
