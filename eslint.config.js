@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'bench/out/', 'test/artifacts/'] },
+  { ignores: ['dist/', 'node_modules/', 'bench/out/', 'test/artifacts/', 'client/dist/'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

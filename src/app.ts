@@ -10,6 +10,7 @@ import { disputesRouter } from './disputes/routes.ts';
 import { eventsRouter, eventTypesRouter } from './events/routes.ts';
 import { idempotency } from './idempotency/middleware.ts';
 import { errorHandler, jsonBody, notFound, requestContext } from './lib/http.ts';
+import { docsRouter, openapiRouter } from './openapi/routes.ts';
 import { healthRouter } from './ops/health.ts';
 import { paymentLinkMountPath, paymentLinkPagesRouter } from './payment-links/pages.ts';
 import { paymentLinksRouter } from './payment-links/routes.ts';
@@ -21,7 +22,43 @@ import { invoiceMountPath, invoicePagesRouter } from './invoices/pages.ts';
 import { invoicesRouter } from './invoices/routes.ts';
 import type { Services } from './services.ts';
 import { testEventsRouter } from './test-events/routes.ts';
+import { testHelpersRouter } from './test-helpers/routes.ts';
 import { eventDeliveriesRouter, webhookEndpointsRouter } from './webhooks/routes.ts';
+
+/** A router of the /v1 API and where it is mounted. */
+export interface ApiRouter {
+  path: string;
+  router: Router;
+  /** `public`: before the key check; `before-idempotency`: after it, before the Idempotency-Key layer; `api`: after both. */
+  stage: 'public' | 'before-idempotency' | 'api';
+}
+
+/**
+ * Every router of /v1, in mount order: the API is these routes and nothing else. The OpenAPI
+ * document (src/openapi/operations.ts) lists the same routes, checked both ways by
+ * test/openapi/routes.test.ts.
+ */
+export function apiRouters(s: Services): ApiRouter[] {
+  return [
+    { path: '/', router: openapiRouter(s), stage: 'public' }, // GET /v1/openapi.json: no key needed
+    { path: '/api-keys', router: apiKeysRouter(s), stage: 'before-idempotency' }, // its stored answers would hold the secret
+    { path: '/account', router: accountRouter(s), stage: 'api' },
+    { path: '/customers', router: customersRouter(s), stage: 'api' },
+    { path: '/payment-links', router: paymentLinksRouter(s), stage: 'api' },
+    { path: '/checkout/sessions', router: checkoutSessionsRouter(s), stage: 'api' },
+    { path: '/payments', router: paymentsRouter(s), stage: 'api' },
+    { path: '/disputes', router: disputesRouter(s), stage: 'api' },
+    { path: '/refunds', router: refundsRouter(s), stage: 'api' },
+    { path: '/invoices', router: invoicesRouter(s), stage: 'api' },
+    { path: '/emails', router: emailsRouter(s), stage: 'api' },
+    { path: '/webhook-endpoints', router: webhookEndpointsRouter(s), stage: 'api' },
+    { path: '/webhook-endpoints', router: testEventsRouter(s), stage: 'api' }, // /:id/test: the sample objects are the test-events component's
+    { path: '/events', router: eventsRouter(s), stage: 'api' },
+    { path: '/events', router: eventDeliveriesRouter(s), stage: 'api' }, // /:id/deliveries and /:id/resend: the webhooks component's
+    { path: '/event-types', router: eventTypesRouter(), stage: 'api' },
+    { path: '/test-helpers', router: testHelpersRouter(s), stage: 'api' }, // test keys only: pay, expire, advance time, dispute (src/test-helpers)
+  ];
+}
 
 /** The web process: the /v1 API, the hosted pages and the operational probes. */
 export function createApp(s: Services): express.Express {
@@ -36,6 +73,7 @@ export function createApp(s: Services): express.Express {
   app.use(stripeWebhookRouter(s));
   const board = adminQueuesRouter(s); // null unless ADMIN_USER and ADMIN_PASSWORD are set
   if (board) app.use(ADMIN_QUEUES_PATH, board);
+  app.use(docsRouter()); // /docs: the API reference (Redoc, from /v1/openapi.json), before pages mounted at /
   // Hosted checkout pages (HTML, helmet, urlencoded forms) before the JSON API.
   app.use(checkoutMountPath(s.config.checkoutUrl) || '/', checkoutPagesRouter(s));
   app.use(paymentLinkMountPath(s.config.publicLinkUrl) || '/', paymentLinkPagesRouter(s));
@@ -43,24 +81,16 @@ export function createApp(s: Services): express.Express {
   app.use(DASHBOARD_PATH, dashboardRouter(s)); // the merchant dashboard (src/dashboard): HTML, sessions, forms
 
   const v1 = Router();
+  const mounts = apiRouters(s);
+  const mount = (stage: ApiRouter['stage']) => {
+    for (const m of mounts) if (m.stage === stage) v1.use(m.path, m.router);
+  };
+  mount('public');
   v1.use(authenticate(s.sql, s.config.apiKeyCacheMs, s.log));
   v1.use(jsonBody);
-  v1.use('/api-keys', apiKeysRouter(s)); // before idempotency: its stored answers would hold the secret
+  mount('before-idempotency');
   v1.use(idempotency(s.sql));
-  v1.use('/account', accountRouter(s));
-  v1.use('/customers', customersRouter(s));
-  v1.use('/payment-links', paymentLinksRouter(s));
-  v1.use('/checkout/sessions', checkoutSessionsRouter(s));
-  v1.use('/payments', paymentsRouter(s));
-  v1.use('/disputes', disputesRouter(s));
-  v1.use('/refunds', refundsRouter(s));
-  v1.use('/invoices', invoicesRouter(s));
-  v1.use('/emails', emailsRouter(s));
-  v1.use('/webhook-endpoints', webhookEndpointsRouter(s));
-  v1.use('/webhook-endpoints', testEventsRouter(s)); // /:id/test: the sample objects are the test-events component's
-  v1.use('/events', eventsRouter(s));
-  v1.use('/events', eventDeliveriesRouter(s)); // /:id/deliveries and /:id/resend: the webhooks component's
-  v1.use('/event-types', eventTypesRouter());
+  mount('api');
   app.use('/v1', v1);
 
   app.use(notFound);

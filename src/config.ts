@@ -73,6 +73,12 @@ const EnvSchema = z.object({
   WEBHOOK_BACKOFF_BASE_MS: int(600_000, 1),
   WEBHOOK_TIMEOUT_MS: int(10_000, 100),
   WEBHOOK_ALLOW_INSECURE_TARGETS: bool,
+  /**
+   * Test-mode webhook endpoints may be local: http, localhost, loopback and private addresses
+   * (docs/decisions.md, "Local test-mode endpoints"). Unset: on unless NODE_ENV is production.
+   * Live-mode endpoints never may, whatever this says.
+   */
+  WEBHOOK_TEST_LOCAL_TARGETS: z.preprocess((v) => (v === '' ? undefined : v), z.enum(['true', 'false', '1', '0']).optional()),
   ADMIN_USER: z.string().min(1).optional(),
   ADMIN_PASSWORD: z.string().min(1).optional(),
   /**
@@ -200,6 +206,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookBackoffBaseMs: e.WEBHOOK_BACKOFF_BASE_MS,
     webhookTimeoutMs: e.WEBHOOK_TIMEOUT_MS,
     webhookAllowInsecureTargets: e.WEBHOOK_ALLOW_INSECURE_TARGETS,
+    webhookTestLocalTargets:
+      e.WEBHOOK_TEST_LOCAL_TARGETS === undefined ? e.NODE_ENV !== 'production' : e.WEBHOOK_TEST_LOCAL_TARGETS === 'true' || e.WEBHOOK_TEST_LOCAL_TARGETS === '1',
     admin: e.ADMIN_USER && e.ADMIN_PASSWORD ? { user: e.ADMIN_USER, password: e.ADMIN_PASSWORD } : null,
     trustProxy: trustProxy(e.TRUST_PROXY),
     rateLimits: {

@@ -61,6 +61,13 @@ export async function run(opts: RunOptions): Promise<void> {
 
   if (s.config.webhookAllowInsecureTargets) {
     s.log.warn('WEBHOOK_ALLOW_INSECURE_TARGETS=true: webhook URLs may be plain http and private addresses. Use it for development and tests only.');
+  } else if (s.config.webhookTestLocalTargets) {
+    // Said once, so that whoever runs a shared deployment sees that test keys may point webhooks
+    // inside its network: a warning in production (where the setting was turned on on purpose).
+    const production = !s.config.localServices.embed; // NODE_ENV=production
+    const line = 'test-mode webhook endpoints may be local (http, localhost, loopback and private addresses: WEBHOOK_TEST_LOCAL_TARGETS); live-mode endpoints must be public https';
+    if (production) s.log.warn(line);
+    else s.log.info(line);
   }
 
   // Live mode never simulates (issue 12): without live Stripe keys it takes no payment at all.

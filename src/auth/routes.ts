@@ -7,7 +7,7 @@ import type { Services } from '../services.ts';
 import type { Owner } from '../lib/owner.ts';
 import { getBranding } from './keys.ts';
 import { callingKeyId } from './middleware.ts';
-import { presentApiKey, presentNewApiKey } from './presenter.ts';
+import { presentApiKey, presentNewApiKey, type Account } from './presenter.ts';
 import { CreateApiKey, ListApiKeys, RevokeApiKey, RollApiKey, UpdateAccount } from './schema.ts';
 import { createKey, revokeKey, rollKey, updateAccount, type KeyCaller } from './service.ts';
 import * as store from './store.ts';
@@ -18,11 +18,11 @@ export function accountRouter(s: Services): Router {
   // The branding, shared by both modes: business_name is the sender name of emails and the heading
   // of the hosted pages, support_email the Reply-To of emails, brand_color and logo_url the look of
   // the hosted checkout, payment link and invoice pages (issue 14).
-  const present = async (o: Owner) => {
+  const present = async (o: Owner): Promise<Account> => {
     const b = await getBranding(s.sql, o.accountId);
     return {
       id: o.accountId,
-      object: 'account' as const,
+      object: 'account',
       livemode: o.livemode,
       charges_enabled: chargesEnabled(s, o.livemode),
       business_name: b.business_name,

@@ -15,7 +15,8 @@ export const RollApiKey = z.strictObject({
     .int(`must be a whole number of seconds between 0 and ${ROLL_OVERLAP_MAX_SECONDS}`)
     .min(0, `must be a whole number of seconds between 0 and ${ROLL_OVERLAP_MAX_SECONDS}`)
     .max(ROLL_OVERLAP_MAX_SECONDS, `must be a whole number of seconds between 0 and ${ROLL_OVERLAP_MAX_SECONDS} (7 days)`)
-    .default(0),
+    .default(0)
+    .meta({ description: 'How long the old key keeps working, in seconds: 0 (it ends now) to 604800 (7 days).' }),
 });
 
 /** POST /v1/api-keys/:id/revoke takes no parameters. */

@@ -107,10 +107,10 @@ export function parseListenArgs(argv: readonly string[], env: { PAYMENTS_API_KEY
 
   const forwardTo = values['forward-to'];
   if (!forwardTo) return { kind: 'error', message: '--forward-to <url> is required, e.g. --forward-to http://localhost:4000/webhooks' };
-  const targetProblem = urlProblem(forwardTo, true);
+  const targetProblem = urlProblem(forwardTo, 'any');
   if (targetProblem) return { kind: 'error', message: `--forward-to ${targetProblem}` };
   const apiBase = values['api-base'] ?? DEFAULT_API_BASE;
-  const baseProblem = urlProblem(apiBase, true);
+  const baseProblem = urlProblem(apiBase, 'any');
   if (baseProblem) return { kind: 'error', message: `--api-base ${baseProblem}` };
 
   let events: string[] | null = null;
@@ -175,7 +175,7 @@ async function forward(e: ListedEvent, o: ListenOptions, secret: string, io: Lis
   const result = await send(
     { url: o.forwardTo, eventId: e.id, deliveryId: newId('wd'), body, signature: signatureHeader([secret], body, nowUnix()) },
     FORWARD_TIMEOUT_MS,
-    true, // a local target: loopback and http allowed, as WEBHOOK_ALLOW_INSECURE_TARGETS allows them
+    'any', // a local target: loopback and http allowed, as WEBHOOK_ALLOW_INSECURE_TARGETS allows them
   );
   const outcome = result.statusCode !== null ? String(result.statusCode) : `error: ${result.error}`;
   io.out(`${clock()}  ${e.type.padEnd(28)} ${e.id}  ${outcome} (${result.durationMs} ms)`);

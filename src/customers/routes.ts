@@ -1,5 +1,6 @@
 import { Router } from 'express';
 import { resourceMissing } from '../lib/errors.ts';
+import { deleted } from '../lib/objects.ts';
 import { parseListQuery, toList } from '../lib/pagination.ts';
 import { pathId, validate } from '../lib/validate.ts';
 import type { Services } from '../services.ts';
@@ -38,7 +39,7 @@ export function customersRouter(s: Services): Router {
 
   r.delete('/:id', async (req, res) => {
     if (!(await store.deleteCustomer(sql, req.auth, customerId(req.params.id)))) throw resourceMissing('customer', req.params.id);
-    res.json({ id: req.params.id, object: 'customer', deleted: true });
+    res.json(deleted('customer', req.params.id));
   });
 
   return r;

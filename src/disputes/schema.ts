@@ -36,12 +36,15 @@ export type Evidence = Partial<Record<EvidenceField, string>>;
 
 // Each field: a string within its bound, or null / "" to clear it (as metadata values).
 const evidenceShape = Object.fromEntries(
-  Object.entries(EVIDENCE_FIELDS).map(([k, max]) => [k, text(max).nullable().optional()]),
+  Object.entries(EVIDENCE_FIELDS).map(([k, max]) => [k, text(max).nullable().optional().meta({ description: `Up to ${max} characters; null or "" clears it.` })]),
 ) as { [K in EvidenceField]: z.ZodOptional<z.ZodNullable<z.ZodString>> };
 
 export const UpdateDispute = z.strictObject({
-  evidence: z.strictObject(evidenceShape).optional(),
-  submit: z.boolean({ error: 'must be a boolean' }).optional(),
+  evidence: z.strictObject(evidenceShape).optional().meta({ description: 'Evidence to save, merged field by field into what was saved before.' }),
+  submit: z
+    .boolean({ error: 'must be a boolean' })
+    .optional()
+    .meta({ description: 'True sends the evidence (with this request\'s) to the processor for a decision: the dispute becomes UNDER_REVIEW.' }),
 });
 export type UpdateDispute = z.infer<typeof UpdateDispute>;
 

@@ -1,4 +1,7 @@
+import { z } from 'zod';
+import { created, livemode, nullableUnixTime, objectId, objectName, updated } from '../lib/objects.ts';
 import { unix } from '../lib/time.ts';
+import { EMAIL_STATUSES, EMAIL_TEMPLATES } from './schema.ts';
 import type { EmailRow } from './store.ts';
 
 const at = (d: Date | null): number | null => (d ? unix(d) : null);
@@ -9,12 +12,39 @@ const at = (d: Date | null): number | null => (d ? unix(d) : null);
  */
 const HIDDEN = 'Not shown: an invitation holds a one-time link to the dashboard, for its recipient only.';
 
+/** The email object of GET /v1/emails. */
+export const EmailObject = z
+  .strictObject({
+    id: objectId('em', 'email'),
+    object: objectName('email'),
+    livemode: livemode(),
+    to: z.string().meta({ description: 'The recipient.', example: 'ada@example.com' }),
+    template: z.enum(EMAIL_TEMPLATES).meta({ description: 'Which email it is.' }),
+    subject: z.string().meta({ description: 'The subject line.' }),
+    text: z.string().meta({ description: 'The plain-text part (not shown for an invitation).' }),
+    html: z.string().meta({ description: 'The HTML part (not shown for an invitation).' }),
+    status: z.enum(EMAIL_STATUSES).meta({ description: '`PENDING` until sent (`SENT`) or given up (`FAILED`, with `last_error`).' }),
+    attempts: z.number().int().meta({ description: 'Sending attempts made so far.' }),
+    last_error: z.string().nullable().meta({ description: 'Why the last attempt failed.' }),
+    transport: z
+      .enum(['smtp', 'log'])
+      .nullable()
+      .meta({ description: '`smtp` when sent to the mail server of `SMTP_URL`; `log` when `SMTP_URL` is unset and the email was only logged.' }),
+    related_object: z.string().nullable().meta({ description: 'The id of what the email is about: a payment, refund or invoice.' }),
+    sent_at: nullableUnixTime('When it was sent.'),
+    failed_at: nullableUnixTime('When it was given up.'),
+    created: created(),
+    updated: updated(),
+  })
+  .meta({ id: 'email', description: 'An email the service sent, or will send: receipt, refund notice, invoice, reminder or invitation.' });
+export type Email = z.infer<typeof EmailObject>;
+
 /** The email object of GET /v1/emails: what was (or will be) sent, and how its sending went. */
-export function presentEmail(row: EmailRow) {
+export function presentEmail(row: EmailRow): Email {
   const hidden = row.template === 'invitation';
   return {
     id: row.id,
-    object: 'email' as const,
+    object: 'email',
     livemode: row.livemode,
     to: row.to_address,
     template: row.template,
@@ -32,4 +62,3 @@ export function presentEmail(row: EmailRow) {
     updated: unix(row.updated_at),
   };
 }
-export type Email = ReturnType<typeof presentEmail>;

@@ -1,5 +1,7 @@
+import { z } from 'zod';
+import { created, livemode, objectId, objectName } from '../lib/objects.ts';
 import { unix } from '../lib/time.ts';
-import type { EventType } from './catalogue.ts';
+import { EVENT_TYPE_NAMES, type EventType } from './catalogue.ts';
 
 /** The API version stamped on every event (spec 9). */
 export const API_VERSION = '2026-11-01';
@@ -11,16 +13,28 @@ export interface ApiObject {
   livemode: boolean;
 }
 
+/**
+ * The event object of the API (spec 2.5). `data.object` is any resource here: events/ knows no
+ * business component; the OpenAPI document (src/openapi/) puts each type's resource in its place.
+ */
+export const EventObjectSchema = z.strictObject({
+  id: objectId('evt', 'event'),
+  object: objectName('event'),
+  livemode: livemode(),
+  type: z.enum(EVENT_TYPE_NAMES as [EventType, ...EventType[]]).meta({ description: 'What happened (see `GET /v1/event-types`).' }),
+  api_version: z.string().meta({ description: 'The version of the objects in `data`, a date `YYYY-MM-DD`.', example: API_VERSION }),
+  data: z
+    .strictObject({
+      object: z
+        .strictObject({ id: z.string(), object: z.string(), livemode: z.boolean() })
+        .meta({ description: 'The resource concerned, in full, as the API shows it when the event happened.' }),
+    })
+    .meta({ description: 'What the event is about.' }),
+  created: created(),
+});
+
 /** The event object of the API (spec 2.5); a webhook body is exactly this, serialised. */
-export interface EventObject {
-  id: string;
-  object: 'event';
-  livemode: boolean;
-  type: EventType;
-  api_version: string;
-  data: { object: ApiObject };
-  created: number;
-}
+export type EventObject = z.infer<typeof EventObjectSchema>;
 
 /** The stored fields an event object is made of: an events row (store.ts), or a delivery's read of it. */
 export interface StoredEvent {

@@ -1,5 +1,9 @@
-import { unix } from '../lib/time.ts';
+import { z } from 'zod';
+import { LineItemObject } from '../checkout/presenter.ts';
 import type { InvoiceEmailData } from '../email/templates.ts';
+import { amountCents, created, currencyCode, livemode, metadataObject, nullableUnixTime, objectId, objectName, updated } from '../lib/objects.ts';
+import { unix } from '../lib/time.ts';
+import { INVOICE_STATUSES } from './schema.ts';
 import type { InvoiceRow } from './store.ts';
 
 const at = (d: Date | null): number | null => (d ? unix(d) : null);
@@ -7,11 +11,52 @@ const at = (d: Date | null): number | null => (d ? unix(d) : null);
 /** The items in the order the API takes them (jsonb keeps its keys in its own order). */
 const lineItems = (row: InvoiceRow) => row.line_items.map((i) => ({ name: i.name, quantity: i.quantity, amount: i.amount }));
 
+/** The invoice object (README, "Invoices"). */
+export const InvoiceObject = z
+  .strictObject({
+    id: objectId('in', 'invoice'),
+    object: objectName('invoice'),
+    livemode: livemode(),
+    customer_id: z.string().meta({ description: 'The customer billed.', example: 'cus_01m89emrkt0006k689spej1tdy0e8' }),
+    number: z.string().nullable().meta({ description: 'Given when finalized: `INV-0001`, gapless per account and mode.', example: 'INV-0001' }),
+    status: z
+      .enum(INVOICE_STATUSES)
+      .meta({ description: '`DRAFT` while edited; `OPEN` once finalized; `PAID` when nothing is due; `VOID` or `UNCOLLECTIBLE` by their calls.' }),
+    currency: currencyCode(),
+    line_items: z.array(LineItemObject).meta({ description: 'What is billed.' }),
+    total_cents: amountCents('The sum of the line items.'),
+    amount_paid_cents: amountCents('Paid so far.'),
+    amount_due_cents: amountCents('Still to pay: `total_cents` less `amount_paid_cents`.'),
+    description: z.string().nullable().meta({ description: 'Shown on the invoice.' }),
+    due_date: nullableUnixTime('When payment is due; reminders start after it.'),
+    allow_partial_payments: z.boolean().meta({ description: 'The payer may pay part of what is due on the hosted page.' }),
+    minimum_payment_cents: z.number().int().nullable().meta({ description: 'The smallest part payment accepted (unless it is all that is due).' }),
+    hosted_invoice_url: z.string().nullable().meta({ description: 'The hosted page where the customer sees and pays the invoice, once sent.' }),
+    invoice_pdf: z.string().nullable().meta({ description: 'The PDF of the invoice, once sent.' }),
+    finalized_at: nullableUnixTime('When it was finalized.'),
+    sent_at: nullableUnixTime('When it was first sent.'),
+    paid_at: nullableUnixTime('When it became PAID.'),
+    voided_at: nullableUnixTime('When it became VOID.'),
+    marked_uncollectible_at: nullableUnixTime('When it became UNCOLLECTIBLE.'),
+    reminders: z
+      .strictObject({
+        count: z.number().int().meta({ description: 'Reminders sent.' }),
+        last_sent_at: nullableUnixTime('When the last reminder went.'),
+        next_at: nullableUnixTime('When the next reminder is due.'),
+      })
+      .meta({ description: 'The reminder emails of an unpaid invoice past its due date.' }),
+    metadata: metadataObject(),
+    created: created(),
+    updated: updated(),
+  })
+  .meta({ id: 'invoice', description: 'A bill for line items, paid in full or in parts on its hosted page.' });
+export type Invoice = z.infer<typeof InvoiceObject>;
+
 /** The invoice object (README, "Invoices"); webhook payloads use this same function. */
-export function presentInvoice(row: InvoiceRow, invoiceUrl: string) {
+export function presentInvoice(row: InvoiceRow, invoiceUrl: string): Invoice {
   return {
     id: row.id,
-    object: 'invoice' as const,
+    object: 'invoice',
     livemode: row.livemode,
     customer_id: row.customer_id,
     number: row.number,
@@ -39,7 +84,6 @@ export function presentInvoice(row: InvoiceRow, invoiceUrl: string) {
     updated: unix(row.updated_at),
   };
 }
-export type Invoice = ReturnType<typeof presentInvoice>;
 
 /** What the invoice and reminder emails show of an invoice (a finalized one: it has its number). */
 export function invoiceEmailData(row: InvoiceRow, merchantName: string | null, invoiceUrl: string): InvoiceEmailData {

@@ -40,8 +40,10 @@ export type ReminderOutcome = 'sent' | 'not_due' | 'ended' | 'missing';
  * come and that has had fewer than the limit gets one. The email row (one per invoice and number:
  * its dedupe key), the count and the next date commit together; the next job is enqueued after
  * commit. A duplicate or late job finds next_reminder_at in the future (or null) and does nothing.
+ * `dueBy`: the moment a reminder must be due by to go out, now unless the test helpers' advance-time
+ * looks ahead; the next reminder is planned from when this one is really sent either way.
  */
-export async function sendDueReminder(s: Services, invoiceId: string): Promise<ReminderOutcome> {
+export async function sendDueReminder(s: Services, invoiceId: string, dueBy?: Date): Promise<ReminderOutcome> {
   const log = s.log.child({ invoiceId, job: 'invoice-reminder' });
   const settings = s.config.invoiceReminders;
   return withTx(s, log, async (tx) => {
@@ -49,7 +51,7 @@ export async function sendDueReminder(s: Services, invoiceId: string): Promise<R
     if (!row) return 'missing';
     if (row.status !== 'OPEN' || !row.sent_at || !row.next_reminder_at) return 'ended';
     const now = new Date();
-    if (row.next_reminder_at.getTime() > now.getTime()) return 'not_due';
+    if (row.next_reminder_at.getTime() > (dueBy ?? now).getTime()) return 'not_due';
     const o = ownerOf(row);
     const to = await store.billedCustomerEmail(tx.sql, o, row.customer_id);
     if (row.reminder_count >= settings.limit || !to) {

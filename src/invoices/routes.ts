@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { deleted } from '../lib/objects.ts';
 import { customerOf, parseListQuery, toList } from '../lib/pagination.ts';
 import { pathId, validate } from '../lib/validate.ts';
 import type { Services } from '../services.ts';
@@ -36,7 +37,7 @@ export function invoicesRouter(s: Services): Router {
 
   r.delete('/:id', async (req, res) => {
     const row = await service.deleteInvoice(s, req.auth, invoiceId(req.params.id));
-    res.json({ id: row.id, object: 'invoice', deleted: true });
+    res.json(deleted('invoice', row.id));
   });
 
   const transitions = {

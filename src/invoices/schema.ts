@@ -12,9 +12,12 @@ const int = () => z.number({ error: 'must be an integer' }).int('must be an inte
 
 /** One line, as on a checkout session: a name, a quantity, a unit amount in the smallest currency unit. */
 const LineItem = z.strictObject({
-  name: text(250).min(1, 'must not be empty'),
-  quantity: int().positive('must be a positive integer').max(1_000_000, 'must be at most 1000000'),
-  amount: int().min(0, 'must be zero or more').max(MAX_AMOUNT, `must be at most ${MAX_AMOUNT}`),
+  name: text(250).min(1, 'must not be empty').meta({ description: 'What is billed, as the customer sees it.' }),
+  quantity: int().positive('must be a positive integer').max(1_000_000, 'must be at most 1000000').meta({ description: 'How many.' }),
+  amount: int()
+    .min(0, 'must be zero or more')
+    .max(MAX_AMOUNT, `must be at most ${MAX_AMOUNT}`)
+    .meta({ description: 'The price of one, in the smallest currency unit.' }),
 });
 
 /** Writable on create, and on update while the invoice is a DRAFT. */

@@ -216,6 +216,16 @@ export async function dueReminders(sql: Sql, dueBefore: Date, limit: number): Pr
   return rows.map((r) => r.id);
 }
 
+/** The same, for one account and mode (the test helpers' advance-time), soonest first. */
+export async function dueRemindersOf(sql: Sql, o: Owner, dueBefore: Date, limit: number): Promise<string[]> {
+  const rows = await sql<{ id: string }[]>`
+    select id from invoices
+    where account_id = ${o.accountId} and livemode = ${o.livemode}
+      and status = 'OPEN' and next_reminder_at is not null and next_reminder_at <= ${dueBefore}
+    order by next_reminder_at, id limit ${limit}`;
+  return rows.map((r) => r.id);
+}
+
 /** The address an invoice goes to: its customer's email (undefined once the customer is deleted). */
 export async function billedCustomerEmail(tx: TxSql, o: Owner, customerId: string): Promise<string | undefined> {
   const [row] = await tx<{ email: string }[]>`

@@ -24,7 +24,10 @@ const MINOR_UNITS: Record<string, number> = {
 const isCurrency = (code: string): boolean => Object.hasOwn(MINOR_UNITS, code);
 
 /** The `currency` request field of every API that takes an amount (checkout sessions, payment links). */
-export const currencySchema = z.string().refine(isCurrency, 'must be a lowercase ISO 4217 currency code, such as usd');
+export const currencySchema = z
+  .string()
+  .refine(isCurrency, 'must be a lowercase ISO 4217 currency code, such as usd')
+  .meta({ description: 'Three-letter ISO 4217 currency code, lowercase.', example: 'usd' });
 
 /**
  * The largest amount one payment may charge, in the smallest currency unit (Stripe's bound):

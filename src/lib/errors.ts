@@ -1,3 +1,5 @@
+import { z } from 'zod';
+
 /**
  * The closed set of error types and codes, and the HTTP status each one answers with.
  * Every error response has the shape {"error": {"type", "code", "message", "param"?}}.
@@ -39,9 +41,27 @@ export const ERROR_CODES = {
 export type ErrorCode = keyof typeof ERROR_CODES;
 export type ErrorType = (typeof ERROR_CODES)[ErrorCode][1];
 
-export interface ErrorBody {
-  error: { type: ErrorType; code: ErrorCode; message: string; param?: string };
-}
+const ERROR_CODE_NAMES = Object.keys(ERROR_CODES) as [ErrorCode, ...ErrorCode[]];
+const ERROR_TYPE_NAMES = [...new Set(Object.values(ERROR_CODES).map(([, type]) => type))] as [ErrorType, ...ErrorType[]];
+
+/** The one error body of every status (the OpenAPI document's `error` component). */
+export const ErrorObject = z
+  .strictObject({
+    error: z
+      .strictObject({
+        type: z.enum(ERROR_TYPE_NAMES).meta({ description: 'The kind of error; each code belongs to one type.' }),
+        code: z.enum(ERROR_CODE_NAMES).meta({ description: 'What went wrong, one of a closed set: each code always answers with the same HTTP status.' }),
+        message: z.string().meta({ description: 'A sentence for the developer reading the log; may change, so never parse it.' }),
+        param: z
+          .string()
+          .optional()
+          .meta({ description: 'The parameter at fault, named as sent (`line_items[0][amount]`, `metadata`, `id` for a path id).' }),
+      })
+      .meta({ description: 'What went wrong.' }),
+  })
+  .meta({ id: 'error', description: 'Every error answers this shape, with a `Request-Id` header to quote when reporting it.' });
+
+export type ErrorBody = z.infer<typeof ErrorObject>;
 
 export class ApiError extends Error {
   readonly status: number;

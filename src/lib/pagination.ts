@@ -21,8 +21,12 @@ export interface ListEnvelope<T> {
   data: T[];
 }
 
-const cursor = (prefix: IdPrefix) =>
-  z.string().refine((v) => isId(prefix, v), `must be the id of a ${prefix}_ object`).optional();
+const cursor = (prefix: IdPrefix, description: string) =>
+  z
+    .string()
+    .refine((v) => isId(prefix, v), `must be the id of a ${prefix}_ object`)
+    .optional()
+    .meta({ description, example: `${prefix}_01m89emrkt0006k689spej1tdy0e8` });
 
 /**
  * An integer query parameter: decimal digits only (no sign other than a leading minus, no
@@ -39,9 +43,11 @@ export function queryInt(min: number, max: number, message: string) {
 /** The query schema of a list endpoint: limit, the two cursors, and the resource's own filters. */
 export function listQuerySchema<F extends z.ZodRawShape>(prefix: IdPrefix, filters: F) {
   return z.strictObject({
-    limit: queryInt(1, 100, 'limit must be an integer between 1 and 100').default(10),
-    starting_after: cursor(prefix),
-    ending_before: cursor(prefix),
+    limit: queryInt(1, 100, 'limit must be an integer between 1 and 100')
+      .default(10)
+      .meta({ description: 'How many objects a page holds, 1 to 100.' }),
+    starting_after: cursor(prefix, 'The next page: the objects after this id (the last `id` of the previous page). Keeps working after its object is deleted.'),
+    ending_before: cursor(prefix, 'The previous page: the objects before this id (the first `id` of the current page). Not with `starting_after`.'),
     ...filters,
   });
 }
@@ -51,7 +57,10 @@ export function listQuerySchema<F extends z.ZodRawShape>(prefix: IdPrefix, filte
  * `customer_id` (the field's name on the objects). Both are accepted everywhere a list filters by
  * customer; customerOf reads the one given.
  */
-export const customerFilter = { customer: text(100).optional(), customer_id: text(100).optional() };
+export const customerFilter = {
+  customer: text(100).optional().meta({ description: 'Only the objects of this customer (`cus_…`); the same filter as `customer_id`.' }),
+  customer_id: text(100).optional().meta({ description: 'Only the objects of this customer (`cus_…`).' }),
+};
 
 /** The customer a list is filtered by, under either name; both with different values is a 400. */
 export function customerOf(q: { customer?: string | undefined; customer_id?: string | undefined }): string | undefined {

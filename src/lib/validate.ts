@@ -141,7 +141,10 @@ export const metadataSchema = z
     z.string().min(1, 'metadata keys must not be empty').max(40, 'metadata keys are at most 40 characters').regex(/^[^[\]]+$/, 'metadata keys may not contain square brackets'),
     z.string().max(500, 'metadata values are strings of at most 500 characters').nullable(),
   )
-  .refine((m) => Object.keys(m).length <= METADATA_MAX_PAIRS, `metadata holds at most ${METADATA_MAX_PAIRS} key/value pairs`);
+  .refine((m) => Object.keys(m).length <= METADATA_MAX_PAIRS, `metadata holds at most ${METADATA_MAX_PAIRS} key/value pairs`)
+  .meta({
+    description: `Up to ${METADATA_MAX_PAIRS} key/value pairs (keys up to 40 characters, values up to 500). On update keys are merged: a value of "" or null removes its key, and null for the whole object removes them all.`,
+  });
 
 export type MetadataInput = z.infer<typeof metadataSchema>;
 

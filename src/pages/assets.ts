@@ -15,7 +15,11 @@ export interface StaticAsset {
  * the exact content type let the browser run it under the page's `script-src 'self'`.
  */
 export function staticScript(file: URL): StaticAsset {
-  const body = readFileSync(file);
+  return scriptAsset(readFileSync(file));
+}
+
+/** As staticScript, for a script whose bytes the caller has (read from a package, say). */
+export function scriptAsset(body: Buffer): StaticAsset {
   const hash = createHash('sha256').update(body).digest('hex');
   const etag = `"${hash.slice(0, 32)}"`;
   return {

@@ -14,7 +14,8 @@ const amount = z
   .number({ error: 'must be an integer amount in the smallest currency unit' })
   .int('must be an integer amount in the smallest currency unit')
   .min(1, 'must be at least 1')
-  .max(MAX_AMOUNT, `must be at most ${MAX_AMOUNT}`);
+  .max(MAX_AMOUNT, `must be at most ${MAX_AMOUNT}`)
+  .meta({ description: 'Charged per successful payment, in the smallest currency unit (the object shows it as `amount_cents`).' });
 
 /**
  * A link's slug, the last segment of its public URL. The one definition: the API's schema and the

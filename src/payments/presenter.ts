@@ -1,11 +1,54 @@
+import { z } from 'zod';
+import { amountCents, created, currencyCode, livemode, nullableUnixTime, objectId, objectName, refId, updated } from '../lib/objects.ts';
 import { unix } from '../lib/time.ts';
 import type { PaymentRow } from './store.ts';
 
+/** The payment object (docs/payments.md). */
+export const PaymentObject = z
+  .strictObject({
+    id: objectId('pay', 'payment'),
+    object: objectName('payment'),
+    livemode: livemode(),
+    status: z
+      .enum(['PENDING', 'SUCCEEDED', 'FAILED'])
+      .meta({ description: '`PENDING` while the processor is asked or 3-D Secure waits, then `SUCCEEDED` or `FAILED`.' }),
+    amount_cents: amountCents("The session's amount."),
+    currency: currencyCode(),
+    description: z.string().nullable().meta({ description: "The session's description when the attempt was made." }),
+    customer_id: refId('cus', "The session's customer."),
+    checkout_session_id: refId('cs', 'The checkout session paid (or tried).'),
+    payment_intent_id: z.string().nullable().meta({ description: "The processor's payment intent, shared by every attempt on the session." }),
+    payment_link_id: refId('pl', 'The payment link the session was opened from.'),
+    invoice_id: refId('in', 'The invoice the payment pays, in full or in part.'),
+    email: z.string().nullable().meta({ description: 'The email the payer entered (the receipt goes there).' }),
+    billing_name: z.string().nullable().meta({ description: '"Name on card" as entered.' }),
+    card: z
+      .strictObject({
+        brand: z.string().nullable().meta({ description: 'Card brand, such as `visa`.', example: 'visa' }),
+        last4: z.string().meta({ description: 'Last four digits of the card number.', example: '4242' }),
+      })
+      .nullable()
+      .meta({ description: 'All that is kept of a card: never its number, expiry or CVC.' }),
+    next_action: z.string().nullable().meta({ description: "`three_d_secure` while the attempt waits for the payer's challenge; else null." }),
+    failure_code: z.string().nullable().meta({ description: 'Why a FAILED payment failed, such as `card_declined` or `insufficient_funds`.' }),
+    failure_message: z.string().nullable().meta({ description: 'The message the payer was shown.' }),
+    amount_refunded_cents: amountCents('The sum of its SUCCEEDED refunds.'),
+    refunded: z.boolean().meta({ description: 'True once `amount_refunded_cents` reaches `amount_cents`.' }),
+    disputed: z.boolean().meta({ description: 'True once the processor opened a dispute on it; a disputed payment cannot be refunded.' }),
+    receipt_url: z.string().nullable().meta({ description: 'The hosted receipt, once SUCCEEDED.' }),
+    succeeded_at: nullableUnixTime('When it became SUCCEEDED.'),
+    failed_at: nullableUnixTime('When it became FAILED.'),
+    created: created(),
+    updated: updated(),
+  })
+  .meta({ id: 'payment', description: 'One attempt to charge a card for a checkout session, made on the hosted page.' });
+export type Payment = z.infer<typeof PaymentObject>;
+
 /** The payment object (docs/payments.md); webhook payloads use this same function. */
-export function presentPayment(row: PaymentRow, checkoutUrl: string) {
+export function presentPayment(row: PaymentRow, checkoutUrl: string): Payment {
   return {
     id: row.id,
-    object: 'payment' as const,
+    object: 'payment',
     livemode: row.livemode,
     status: row.status,
     amount_cents: row.amount_cents,
@@ -32,4 +75,3 @@ export function presentPayment(row: PaymentRow, checkoutUrl: string) {
     updated: unix(row.updated_at),
   };
 }
-export type Payment = ReturnType<typeof presentPayment>;

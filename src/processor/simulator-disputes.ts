@@ -35,7 +35,8 @@ const asDispute = (r: DisputeRecord): ProcessorDispute => ({
   created: r.created_at,
 });
 
-type DisputeFunctions = Pick<Processor, 'listDisputes' | 'retrieveDispute' | 'submitDisputeEvidence' | 'closeDispute'>;
+type DisputeFunctions = Pick<Processor, 'listDisputes' | 'retrieveDispute' | 'submitDisputeEvidence' | 'closeDispute'> &
+  Required<Pick<Processor, 'openDispute'>>;
 
 /**
  * The simulator's disputes, kept in simulator_disputes and written by its own statements, never
@@ -89,6 +90,18 @@ export function simulatorDisputes(sql: Sql): DisputeFunctions {
         where id = ${id} and status = 'needs_response'`;
       await decideDue(id);
       return must(await read(id), id);
+    },
+    async openDispute({ attempt, amount, reason }) {
+      // The row listDisputes makes for card 0259, with the same id derived from the attempt: whichever comes first stands.
+      await sql`
+        insert into simulator_disputes (id, attempt_id, intent_id, amount_cents, currency, livemode, reason, status, evidence_due_by)
+        select 'du_sim_' || substr(md5(a.attempt_id), 1, 24), a.attempt_id, a.intent_id, ${amount}, i.currency, i.livemode,
+          ${reason}, 'needs_response', now() + make_interval(days => ${EVIDENCE_DAYS})
+        from simulator_attempts a join simulator_intents i on i.id = a.intent_id
+        where a.attempt_id = ${attempt} and a.status = 'succeeded'
+        on conflict do nothing`;
+      const [row] = await sql<DisputeRecord[]>`select * from simulator_disputes where attempt_id = ${attempt}`;
+      return row ? asDispute(row) : null;
     },
     async closeDispute(id) {
       await sql`update simulator_disputes set status = 'lost', updated_at = now() where id = ${id} and status = 'needs_response'`;

@@ -129,4 +129,12 @@ export interface Processor {
   submitDisputeEvidence(id: string, evidence: Record<string, string>): Promise<ProcessorDispute>;
   /** Accepts the loss. Idempotent: a dispute already closed answers as it is. */
   closeDispute(id: string): Promise<ProcessorDispute>;
+  /**
+   * Test helpers only (`POST /v1/test-helpers/payments/:id/dispute`): the cardholder disputes the
+   * charged attempt `attempt` (our payment id) now, as card 4000 0000 0000 0259 has it disputed a
+   * moment after the charge. Idempotent by attempt: one dispute per charge, an existing one is
+   * answered as it is. Null when the processor never charged that attempt. Only the simulator has
+   * it: Stripe opens test disputes only for its disputed test cards.
+   */
+  openDispute?(input: { attempt: string; amount: number; reason: string }): Promise<ProcessorDispute | null>;
 }

@@ -11,7 +11,13 @@ const amountMessage = `must be a positive integer in the smallest currency unit,
 /** POST /v1/refunds. `amount` defaults to what is left to refund of the payment. */
 export const CreateRefund = z.strictObject({
   payment_id: text(100),
-  amount: z.number({ error: amountMessage }).int(amountMessage).min(1, amountMessage).max(MAX_AMOUNT, amountMessage).optional(),
+  amount: z
+    .number({ error: amountMessage })
+    .int(amountMessage)
+    .min(1, amountMessage)
+    .max(MAX_AMOUNT, amountMessage)
+    .optional()
+    .meta({ description: 'How much to give back, in the smallest currency unit; by default whatever is left to refund.' }),
   reason: z.enum(REFUND_REASONS).nullable().optional(),
   metadata: metadataSchema.nullable().optional(),
 });

@@ -19,6 +19,7 @@ import { deliveryJobs, type DeliverJobData } from './jobs.ts';
 import { send } from './sender.ts';
 import { signatureHeader } from './signing.ts';
 import { signingSecrets } from './store.ts';
+import { targetPolicy } from './url.ts';
 
 interface Batchers {
   load: Batcher<string, AttemptContext | undefined>;
@@ -77,7 +78,8 @@ async function attempt(s: Services, job: Job<DeliverJobData>, d: AttemptContext)
   const result = await send(
     { url: d.url!, eventId: d.event_id, deliveryId: d.id, body, signature },
     s.config.webhookTimeoutMs,
-    s.config.webhookAllowInsecureTargets,
+    // The endpoint's mode decides how local its target may be: a live endpoint never may.
+    targetPolicy(s.config, d.livemode),
   );
   // If this attempt fails, BullMQ waits as many milliseconds before the next one.
   const retryDelay = deliveryJobs(s).retryDelayMs(job.attemptsMade + 1);

@@ -1,6 +1,6 @@
 import dns, { type LookupAddress } from 'node:dns';
 import type { LookupFunction } from 'node:net';
-import { isPublicAddress } from './url.ts';
+import { addressAllowed, type TargetPolicy } from './url.ts';
 
 /** Resolves a host name to all its addresses (dns.lookup with `all: true`). */
 export type Resolver = (hostname: string, family: number) => Promise<LookupAddress[]>;
@@ -21,16 +21,20 @@ export class AddressRefusedError extends Error {
 /**
  * The `lookup` of the delivery agents: the address a connection is made to is the one checked
  * here, so a public-looking name that resolves to a private address is refused before any packet
- * is sent to it. Every address of the name must be public: a name mixing both is not trusted.
+ * is sent to it. Every address of the name must be allowed by `policy` (public; for a local
+ * test-mode endpoint, loopback and private too): a name mixing both is not trusted.
  */
-export function guardedLookup(checkAddresses: boolean): LookupFunction {
+export function guardedLookup(policy: TargetPolicy): LookupFunction {
   return (hostname, options, callback) => {
     const family = typeof options === 'number' ? options : (options?.family === 'IPv4' ? 4 : options?.family === 'IPv6' ? 6 : (options?.family ?? 0));
     const wantAll = typeof options === 'object' && options?.all === true;
     const answer = resolver(hostname, family).then((addresses) => {
       if (addresses.length === 0) throw Object.assign(new Error(`${hostname} has no address`), { code: 'ENOTFOUND' });
-      const refused = checkAddresses ? addresses.find((a) => !isPublicAddress(a.address)) : undefined;
-      if (refused) throw new AddressRefusedError(`${hostname} resolves to ${refused.address}, which is not a public address`);
+      const refused = addresses.find((a) => !addressAllowed(a.address, policy));
+      if (refused) {
+        const allowed = policy === 'local' ? 'a public, loopback or private address' : 'a public address';
+        throw new AddressRefusedError(`${hostname} resolves to ${refused.address}, which is not ${allowed}`);
+      }
       return addresses;
     });
     answer.then(

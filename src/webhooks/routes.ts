@@ -1,6 +1,7 @@
 import { Router } from 'express';
 import { resourceMissing } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
+import { deleted } from '../lib/objects.ts';
 import { parseListQuery, toList } from '../lib/pagination.ts';
 import { pathId, validate } from '../lib/validate.ts';
 import type { Services } from '../services.ts';
@@ -58,7 +59,7 @@ export function webhookEndpointsRouter(s: Services): Router {
 
   r.delete('/:id', async (req, res) => {
     await service.deleteEndpoint(s, req.auth, endpointId(req.params.id));
-    res.json({ id: req.params.id, object: 'webhook_endpoint', deleted: true });
+    res.json(deleted('webhook_endpoint', req.params.id));
   });
 
   r.post('/:id/rotate-secret', async (req, res) => {

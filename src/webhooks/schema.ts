@@ -24,7 +24,12 @@ const enabledEvents = z
       ctx.addIssue({ code: 'custom', message: `unknown event type '${unknown}' (see GET /v1/event-types)` });
     }
   })
-  .transform((types) => [...new Set(types)]);
+  .transform((types) => [...new Set(types)])
+  // The document lists the types (zod-openapi's override; the refinement above is what validates).
+  .meta({
+    description: 'The event types to send (see `GET /v1/event-types`), or `["*"]` alone for every type.',
+    override: { items: { type: 'string', enum: [...EVENT_TYPE_NAMES, '*'] } },
+  });
 
 export const CreateEndpoint = z.strictObject({
   url,
@@ -49,7 +54,7 @@ export const RotateSecret = z.strictObject({});
 
 /** POST /v1/events/:id/resend: every subscribed endpoint, or the one named. */
 export const ResendEvent = z.strictObject({
-  endpoint_id: z.string().optional(),
+  endpoint_id: z.string().optional().meta({ description: 'Only this endpoint (`we_…`), subscribed to the type or not; by default every endpoint subscribed now.' }),
 });
 export type ResendEvent = z.infer<typeof ResendEvent>;
 
@@ -66,6 +71,6 @@ export type ListEndpointDeliveries = z.infer<typeof ListEndpointDeliveries>;
 
 /** POST /v1/webhook-endpoints/:id/retry-failed: the failed deliveries created at or after `since` (required). */
 export const RetryFailed = z.strictObject({
-  since: unixSeconds(),
+  since: unixSeconds().meta({ description: 'Only the deliveries that failed and were made at or after this time, Unix seconds.' }),
 });
 export type RetryFailed = z.infer<typeof RetryFailed>;

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import got, { type Got } from 'got';
 import { guardedLookup } from './dns.ts';
-import { urlProblem } from './url.ts';
+import { urlProblem, type TargetPolicy } from './url.ts';
 
 export const USER_AGENT = 'payments-service-webhooks/1.0';
 /** How much of a receiver's answer the attempt log keeps. */
@@ -29,11 +29,11 @@ export interface AttemptResult {
  * One got client per address policy: keep-alive agents whose `lookup` checks the address actually
  * connected to, no redirects followed, no retries of its own (BullMQ schedules the retries).
  */
-const clients = new Map<boolean, Got>();
-function client(checkAddresses: boolean): Got {
-  let c = clients.get(checkAddresses);
+const clients = new Map<TargetPolicy, Got>();
+function client(policy: TargetPolicy): Got {
+  let c = clients.get(policy);
   if (!c) {
-    const lookup = guardedLookup(checkAddresses);
+    const lookup = guardedLookup(policy);
     c = got.extend({
       agent: {
         http: new http.Agent({ keepAlive: true, lookup, maxSockets: 256 }),
@@ -44,7 +44,7 @@ function client(checkAddresses: boolean): Got {
       throwHttpErrors: false,
       decompress: false,
     });
-    clients.set(checkAddresses, c);
+    clients.set(policy, c);
   }
   return c;
 }
@@ -61,8 +61,11 @@ function excerpt(chunks: Buffer[]): string {
   return all.subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8').replaceAll('\u0000', '');
 }
 
-/** POSTs one signed event. Never throws: every outcome is an AttemptResult for the log. */
-export async function send(o: Outgoing, timeoutMs: number, allowInsecure: boolean): Promise<AttemptResult> {
+/**
+ * POSTs one signed event to a target allowed by `policy` (url.ts: the endpoint's mode and the
+ * settings). Never throws: every outcome is an AttemptResult for the log.
+ */
+export async function send(o: Outgoing, timeoutMs: number, policy: TargetPolicy): Promise<AttemptResult> {
   const startedAt = new Date();
   const t0 = performance.now();
   const done = (r: Omit<AttemptResult, 'startedAt' | 'durationMs'>): AttemptResult => ({
@@ -71,7 +74,7 @@ export async function send(o: Outgoing, timeoutMs: number, allowInsecure: boolea
     durationMs: Math.round(performance.now() - t0),
   });
   // An IP literal is connected to without a lookup, so it is checked here as well.
-  const problem = urlProblem(o.url, allowInsecure);
+  const problem = urlProblem(o.url, policy);
   if (problem) return done({ ok: false, statusCode: null, error: `refused target: the URL ${problem}`, responseBody: null });
 
   return new Promise<AttemptResult>((resolve) => {
@@ -86,7 +89,7 @@ export async function send(o: Outgoing, timeoutMs: number, allowInsecure: boolea
       const why = error ?? (ok ? null : `HTTP ${statusCode}${statusCode! >= 300 && statusCode! < 400 ? ' (redirects are not followed)' : ''}`);
       resolve(done({ ok, statusCode, error: why, responseBody: statusCode === null ? null : excerpt(chunks) }));
     };
-    const stream = client(!allowInsecure).stream.post(o.url, {
+    const stream = client(policy).stream.post(o.url, {
       body: o.body,
       headers: {
         'content-type': 'application/json',

@@ -24,17 +24,20 @@ import { deliveryJobs } from './jobs.ts';
 import { MAX_ENDPOINTS, type CreateEndpoint, type ListEndpointDeliveries, type UpdateEndpoint } from './schema.ts';
 import { newSigningSecret, ROTATION_OVERLAP_MS } from './signing.ts';
 import * as store from './store.ts';
-import { urlProblem } from './url.ts';
+import { localTargetAdvice, targetPolicy, urlProblem } from './url.ts';
 
 type Owner = store.Owner;
 
-function checkUrl(s: Services, url: string): void {
-  const problem = urlProblem(url, s.config.webhookAllowInsecureTargets);
-  if (problem) throw invalidParam('url', `Invalid url: ${problem}.`);
+/** The URL rules of the endpoint's mode (url.ts); a refusal says what to do instead (listen, the setting). */
+function checkUrl(s: Services, o: Owner, url: string): void {
+  const problem = urlProblem(url, targetPolicy(s.config, o.livemode));
+  if (!problem) return;
+  const advice = localTargetAdvice(url, o.livemode, s.config);
+  throw invalidParam('url', `Invalid url: ${problem}.${advice ? ` ${advice}` : ''}`);
 }
 
 export async function createEndpoint(s: Services, o: Owner, input: CreateEndpoint): Promise<store.EndpointRow> {
-  checkUrl(s, input.url);
+  checkUrl(s, o, input.url);
   return withTx(s, s.log, async (tx) => {
     await store.lockOwner(tx.sql, o);
     if ((await store.countEndpoints(tx.sql, o)) >= MAX_ENDPOINTS) {
@@ -57,7 +60,7 @@ export async function createEndpoint(s: Services, o: Owner, input: CreateEndpoin
  * every PAUSED delivery back to PENDING and sends it at once. Attempts already made still count.
  */
 export async function updateEndpoint(s: Services, o: Owner, id: string, patch: UpdateEndpoint): Promise<store.EndpointRow> {
-  if (patch.url !== undefined) checkUrl(s, patch.url);
+  if (patch.url !== undefined) checkUrl(s, o, patch.url);
   const jobs = deliveryJobs(s);
   return withTx(s, s.log, async (tx) => {
     const current = await store.findEndpoint(tx.sql, o, id, true);

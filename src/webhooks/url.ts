@@ -7,19 +7,58 @@ import ipaddr from 'ipaddr.js';
  * address actually connected to is known.
  */
 
-/** True for an address a public webhook may be delivered to. */
-export function isPublicAddress(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  let ip = ipaddr.parse(address);
+/**
+ * How far the rules are lifted for an endpoint (targetPolicy):
+ * - `public`: the production rules above;
+ * - `local`: besides public https URLs, `http://`, `localhost` names, loopback and private
+ *   addresses (a test-mode endpoint when WEBHOOK_TEST_LOCAL_TARGETS is on); link-local (the cloud
+ *   metadata address), multicast, unspecified and reserved addresses stay refused;
+ * - `any`: no scheme or address rule beyond http(s) (WEBHOOK_ALLOW_INSECURE_TARGETS, tests).
+ * The credentials rule holds in every case.
+ */
+export type TargetPolicy = 'public' | 'local' | 'any';
+
+export interface TargetSettings {
+  webhookAllowInsecureTargets: boolean;
+  webhookTestLocalTargets: boolean;
+}
+
+/** The policy of an endpoint of `livemode`: a live endpoint is never local, whatever the settings say, unless everything is lifted for tests. */
+export function targetPolicy(c: TargetSettings, livemode: boolean): TargetPolicy {
+  if (c.webhookAllowInsecureTargets) return 'any';
+  return !livemode && c.webhookTestLocalTargets ? 'local' : 'public';
+}
+
+/** The address itself, IPv4-mapped IPv6 judged as its IPv4 address; null for the deprecated IPv4-compatible ::/96 (and ::). */
+function parsed(address: string): ipaddr.IPv4 | ipaddr.IPv6 | null {
+  if (!ipaddr.isValid(address)) return null;
+  const ip = ipaddr.parse(address);
   if (ip.kind() === 'ipv6') {
     const v6 = ip as ipaddr.IPv6;
-    if (v6.isIPv4MappedAddress()) ip = v6.toIPv4Address();
-    // ::/96, the deprecated IPv4-compatible form, is in no ipaddr.js range but is no public target.
-    else if (v6.parts.slice(0, 6).every((p) => p === 0)) return false;
+    if (v6.isIPv4MappedAddress()) return v6.toIPv4Address();
+    if (v6.range() === 'loopback') return v6; // ::1, inside ::/96 below
+    // ::/96, the deprecated IPv4-compatible form, is in no ipaddr.js range but is no target at all.
+    if (v6.parts.slice(0, 6).every((p) => p === 0)) return null;
   }
+  return ip;
+}
+
+/** True for an address a public webhook may be delivered to. */
+export function isPublicAddress(address: string): boolean {
   // An allow-list: loopback, private, linkLocal, carrierGradeNat, multicast, unspecified, broadcast,
   // reserved, uniqueLocal, 6to4, teredo and the other special ranges are all something other than 'unicast'.
-  return ip.range() === 'unicast';
+  return parsed(address)?.range() === 'unicast';
+}
+
+/** Loopback and private addresses (10/8, 172.16/12, 192.168/16, fc00::/7): this machine and its network. */
+export function isLocalAddress(address: string): boolean {
+  const range = parsed(address)?.range();
+  return range === 'loopback' || range === 'private' || range === 'uniqueLocal';
+}
+
+/** Whether a delivery may connect to `address` under `policy`. */
+export function addressAllowed(address: string, policy: TargetPolicy): boolean {
+  return policy === 'any' || isPublicAddress(address) || (policy === 'local' && isLocalAddress(address));
 }
 
 const isLocalName = (host: string) => {
@@ -28,28 +67,47 @@ const isLocalName = (host: string) => {
 };
 
 /**
- * Why `raw` is not an acceptable endpoint URL, or null when it is. `allowInsecure`
- * (WEBHOOK_ALLOW_INSECURE_TARGETS) lifts the https and address rules, never the others.
+ * Why `raw` is not an acceptable endpoint URL under `policy`, or null when it is. Lifting the
+ * rules (`local`, `any`) never lifts the credentials rule.
  */
-export function urlProblem(raw: string, allowInsecure: boolean): string | null {
+export function urlProblem(raw: string, policy: TargetPolicy): string | null {
   let url: URL;
   try {
     url = new URL(raw);
   } catch {
     return 'must be an absolute URL such as https://example.com/webhooks';
   }
-  const schemes = allowInsecure ? ['https:', 'http:'] : ['https:'];
-  if (!schemes.includes(url.protocol)) return allowInsecure ? 'must be an http or https URL' : 'must be an https:// URL';
+  const schemes = policy === 'public' ? ['https:'] : ['https:', 'http:'];
+  if (!schemes.includes(url.protocol)) return policy === 'public' ? 'must be an https:// URL' : 'must be an http or https URL';
   if (url.username || url.password) return 'must not contain credentials (user:password@)';
   if (!url.hostname) return 'must name a host';
-  if (allowInsecure) return null;
+  if (policy === 'any') return null;
   // The URL parser has already normalised the host: decimal, octal and hex IPv4 forms become
   // dotted quads, and IPv6 literals are bracketed and compressed.
   const host = url.hostname.toLowerCase();
-  if (isLocalName(host)) return 'must not point at localhost';
+  if (isLocalName(host)) return policy === 'local' ? null : 'must not point at localhost';
   const literal = host.startsWith('[') ? host.slice(1, -1) : host;
-  if (ipaddr.isValid(literal) && !isPublicAddress(literal)) {
-    return 'must not point at a loopback, private, link-local, shared, multicast, unspecified or reserved address';
+  if (ipaddr.isValid(literal) && !addressAllowed(literal, policy)) {
+    return policy === 'local'
+      ? 'must not point at a link-local, shared, multicast, unspecified or reserved address (loopback and private addresses are allowed)'
+      : 'must not point at a loopback, private, link-local, shared, multicast, unspecified or reserved address';
+  }
+  return null;
+}
+
+/**
+ * What to do about a URL refused for its scheme or address (not for being malformed): receive on
+ * this machine through `payments-service listen`, or, in test mode, with WEBHOOK_TEST_LOCAL_TARGETS.
+ * Null for any other problem.
+ */
+export function localTargetAdvice(raw: string, livemode: boolean, c: TargetSettings): string | null {
+  if (urlProblem(raw, 'any') !== null) return null; // malformed or with credentials: no setting helps
+  const listen = 'run `payments-service listen --forward-to <your local URL>` with a test key (README, "First webhook in five minutes with listen")';
+  if (livemode) {
+    return `Live-mode endpoints must be public https URLs, whatever the settings. To receive events on your own machine, ${listen}, or create the endpoint with a test key on a service where WEBHOOK_TEST_LOCAL_TARGETS is on.`;
+  }
+  if (!c.webhookTestLocalTargets) {
+    return `To receive test events on your own machine, ${listen}, or turn WEBHOOK_TEST_LOCAL_TARGETS on for this service (off in production by default) so that test-mode endpoints may use http, localhost, loopback and private addresses.`;
   }
   return null;
 }

@@ -83,6 +83,9 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
     // Every test payer comes from 127.0.0.1: the card-testing limits are set by the tests of them.
     RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '0',
     RATE_LIMIT_PAY_PER_CLIENT_PER_HOUR: '0',
+    // The production address rules for webhook endpoints (a local `npm start` lets test-mode
+    // endpoints be local): a test of local endpoints turns it on.
+    WEBHOOK_TEST_LOCAL_TARGETS: 'false',
     ...opts.env,
   });
   const s = await createServices(config, opts.log ?? pino({ level: config.logLevel }));

@@ -127,6 +127,14 @@ beforeAll(async () => {
   const emails = await t.request('GET', '/v1/emails?limit=1', { key });
   fx.em = emails.body.data[0].id;
 
+  // Test helpers (issue 15): a session to pay, one to expire, a payment to dispute. (advance-time is
+  // left out: its edge values would expire the sessions the hosted-page routes are fuzzed on.)
+  fx.csHelper = await sessionId();
+  fx.csHelperExpire = await sessionId();
+  const toDispute = await sessionId();
+  await new Payer(t).pay(toDispute, { card_number: '4242 4242 4242 4242' });
+  fx.payDispute = (await t.sql<{ id: string }[]>`select id from payments where checkout_session_id = ${toDispute}`)[0]!.id;
+
   // Keys (issue 14): keys other than the calling one, to roll and to revoke.
   fx.key = await post('/v1/api-keys', {});
   fx.keyRoll = await post('/v1/api-keys', {});
@@ -216,6 +224,10 @@ const API: Route[] = [
   { method: 'GET', path: '/v1/webhook-endpoints/:id/deliveries', ids: ids('we'), query: () => ({ limit: '2', status: 'FAILED' }), params: [...listParams, 'status'] },
   { method: 'POST', path: '/v1/webhook-endpoints/:id/retry-failed', ids: ids('we'), body: () => ({ since: 0 }), fields: ['since'] },
   { method: 'POST', path: '/v1/webhook-endpoints/:id/test', ids: ids('we'), body: () => ({ type: 'payment.succeeded' }), fields: ['type'] },
+  // Issue 15: the test helpers.
+  { method: 'POST', path: '/v1/test-helpers/checkout/sessions/:id/pay', ids: ids('csHelper', 'cs'), body: () => ({ scenario: 'declined', email: 'a@b.co', name: 'Ada' }), fields: ['card', 'scenario', 'email', 'name'] },
+  { method: 'POST', path: '/v1/test-helpers/checkout/sessions/:id/expire', ids: ids('csHelperExpire'), body: () => ({}), fields: ['x'] },
+  { method: 'POST', path: '/v1/test-helpers/payments/:id/dispute', ids: ids('payDispute', 'pay'), body: () => ({ reason: 'duplicate' }), fields: ['reason'] },
 ];
 
 const PAGES: Route[] = [

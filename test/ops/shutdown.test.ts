@@ -41,6 +41,7 @@ afterAll(async () => {
   await admin`drop database if exists ${admin(dbName)} with (force)`;
   await admin.end();
   await dropRedisPrefix(dbName);
+  await dropRedisPrefix(`${dbName}_late`);
 });
 
 /** The command of a Procfile entry. */
@@ -304,6 +305,9 @@ describe('SIGTERM with a job that outlasts the timeout', () => {
     const port = await freePort();
     const env = {
       ...baseEnv(port),
+      // A prefix of its own: the processes of the tests above (WORKER_LOCK_MS 30 s) leave the queue's
+      // stalled-check marker set for up to 30 s, which would hold off this test's stall check.
+      REDIS_PREFIX: `${dbName}_late`,
       SHUTDOWN_TIMEOUT_MS: '4000',
       WEBHOOK_TIMEOUT_MS: '60000',
       WEBHOOK_ALLOW_INSECURE_TARGETS: 'true',

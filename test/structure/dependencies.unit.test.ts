@@ -167,6 +167,11 @@ describe('dependencies read from the imports of src/ and workers/', () => {
     expect(show(bad)).toEqual([]);
   });
 
+  it('when anything uses openapi/, then only the composition root: the document is made from the components, which never read it', () => {
+    const bad = EDGES.filter((e) => folderOf(e.to) === 'openapi' && !['root', 'openapi'].includes(folderOf(e.from)));
+    expect(show(bad)).toEqual([]);
+  });
+
   it('when a component or worker uses the composition root, then only as a type (start-up never loops back into it)', () => {
     const bad = EDGES.filter((e) => folderOf(e.from) !== 'root' && folderOf(e.to) === 'root' && !e.typeOnly);
     expect(show(bad)).toEqual([]);

@@ -10,7 +10,7 @@ describe('urlProblem (endpoint URL when saved)', () => {
     'https://[2606:2800:220:1:248:1893:25c8:1946]:8443/x',
     'https://example.com./x',
   ])('when the URL is %s, then it is accepted', (url) => {
-    expect(urlProblem(url, false)).toBeNull();
+    expect(urlProblem(url, 'public')).toBeNull();
   });
 
   it.each([
@@ -29,14 +29,14 @@ describe('urlProblem (endpoint URL when saved)', () => {
     ['IPv4-mapped loopback', 'https://[::ffff:127.0.0.1]/x', /loopback, private/],
     ['unique-local IPv6', 'https://[fd00::1]/x', /loopback, private/],
   ])('when the URL is %s, then it is refused with a reason', (_label, url, reason) => {
-    expect(urlProblem(url, false)).toMatch(reason);
+    expect(urlProblem(url, 'public')).toMatch(reason);
   });
 
   it('when insecure targets are allowed, then http and private addresses pass but credentials and other schemes do not', () => {
-    expect(urlProblem('http://127.0.0.1:3000/x', true)).toBeNull();
-    expect(urlProblem('http://localhost/x', true)).toBeNull();
-    expect(urlProblem('http://u:p@127.0.0.1/x', true)).toMatch(/credentials/);
-    expect(urlProblem('ftp://127.0.0.1/x', true)).toMatch(/http or https/);
+    expect(urlProblem('http://127.0.0.1:3000/x', 'any')).toBeNull();
+    expect(urlProblem('http://localhost/x', 'any')).toBeNull();
+    expect(urlProblem('http://u:p@127.0.0.1/x', 'any')).toMatch(/credentials/);
+    expect(urlProblem('ftp://127.0.0.1/x', 'any')).toMatch(/http or https/);
   });
 });
 
@@ -58,7 +58,7 @@ describe('guardedLookup (address check at connect time)', () => {
 
   const lookup = (check: boolean, host: string, all = false) =>
     new Promise<{ err: NodeJS.ErrnoException | null; address: unknown }>((resolve) => {
-      guardedLookup(check)(host, { all }, (err: NodeJS.ErrnoException | null, address: unknown) => resolve({ err, address }));
+      guardedLookup(check ? 'public' : 'any')(host, { all }, (err: NodeJS.ErrnoException | null, address: unknown) => resolve({ err, address }));
     });
   const resolving = (addresses: LookupAddress[]) => setResolver(async () => addresses);
 

@@ -95,7 +95,9 @@ export function endpointForm(e: EndpointView | null, state: FormState, checked: 
       html`${formError(state, ENDPOINT_FIELDS)}
 <form method="post" action="${e ? endpointPath(e.id) : BASE}" novalidate>
 ${f.hidden()}
-${input({ name: 'url', label: 'Endpoint URL', type: 'url', state, required: true, hint: 'A public https:// address of your server, such as https://example.com/webhooks.', attrs: html`maxlength="2048" autocomplete="off" inputmode="url"` })}
+${input({ name: 'url', label: 'Endpoint URL', type: 'url', state, required: true, hint: f.livemode
+  ? 'A public https:// address of your server, such as https://example.com/webhooks. For your own machine, use payments-service listen with a test key.'
+  : 'A public https:// address of your server, such as https://example.com/webhooks. In test mode a local address (http://localhost:4000/webhooks) is accepted where the service allows it (WEBHOOK_TEST_LOCAL_TARGETS); else use payments-service listen.', attrs: html`maxlength="2048" autocomplete="off" inputmode="url"` })}
 ${input({ name: 'description', label: 'Description', hint: 'Optional, for your team.', state, attrs: html`maxlength="500"` })}
 ${eventChecks(state, checked)}
 <div class="form-actions"><button type="submit" class="primary">${e ? 'Save changes' : 'Add endpoint'}</button><a href="${e ? endpointPath(e.id) : BASE}">Cancel</a></div>

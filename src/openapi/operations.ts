@@ -1,0 +1,598 @@
+import { z } from 'zod';
+import { AccountObject, ApiKeyObject, NewApiKeyObject } from '../auth/presenter.ts';
+import { CreateApiKey, ListApiKeys, RevokeApiKey, RollApiKey, UpdateAccount } from '../auth/schema.ts';
+import { CheckoutSessionObject } from '../checkout/presenter.ts';
+import { CreateSession, ExpireSession, ListSessions } from '../checkout/schema.ts';
+import { CustomerObject } from '../customers/presenter.ts';
+import { CreateCustomer, ListCustomers, UpdateCustomer } from '../customers/schema.ts';
+import { DisputeObject } from '../disputes/presenter.ts';
+import { CloseDispute, ListDisputes, UpdateDispute } from '../disputes/schema.ts';
+import { EmailObject } from '../email/presenter.ts';
+import { ListEmails } from '../email/schema.ts';
+import { EventTypeListObject } from '../events/catalogue.ts';
+import { ListEvents } from '../events/schema.ts';
+import { InvoiceObject } from '../invoices/presenter.ts';
+import { CreateInvoice, ListInvoices, NoParams, UpdateInvoice } from '../invoices/schema.ts';
+import type { IdPrefix } from '../lib/ids.ts';
+import { deletedObject, listOf } from '../lib/objects.ts';
+import { PaymentLinkAnalyticsObject, PaymentLinkObject } from '../payment-links/presenter.ts';
+import { CreatePaymentLink, ListPaymentLinks, UpdatePaymentLink } from '../payment-links/schema.ts';
+import { PaymentObject } from '../payments/presenter.ts';
+import { ListPayments } from '../payments/schema.ts';
+import { RefundObject } from '../refunds/presenter.ts';
+import { CancelRefund, CreateRefund, ListRefunds } from '../refunds/schema.ts';
+import { SendTestEvent } from '../test-events/schema.ts';
+import { AdvanceTime, DisputePayment, ExpireSessionNow, PaySession } from '../test-helpers/schema.ts';
+import { WebhookDeliveryObject, WebhookEndpointObject, WebhookEndpointWithSecretObject } from '../webhooks/presenter.ts';
+import {
+  CreateEndpoint,
+  ListDeliveries,
+  ListEndpointDeliveries,
+  ListEndpoints,
+  ResendEvent,
+  RetryFailed,
+  RotateSecret,
+  UpdateEndpoint,
+} from '../webhooks/schema.ts';
+import { EventObject } from './events.ts';
+import { TestPaymentObject, TimeAdvanceObject } from './test-helpers.ts';
+
+export type Method = 'get' | 'post' | 'patch' | 'delete';
+
+/** The groups of the reference, in its order, each with the text above its operations. */
+export const TAGS = [
+  { name: 'Account', description: 'The merchant behind the API key, and its branding (shared by test and live mode).' },
+  {
+    name: 'API keys',
+    description:
+      'The secret keys of the calling key\'s account and mode. A secret is shown once, by the create or roll that made it; `Idempotency-Key` is refused on these calls, since a replayed answer would have to keep the secret.',
+  },
+  { name: 'Customers', description: 'The people and businesses that are billed.' },
+  { name: 'Payment links', description: 'Public URLs that collect a payment with no merchant backend work: one-time (`SINGLE`) or reusable (`MULTI`).' },
+  { name: 'Checkout sessions', description: 'One payment in progress, paid on the hosted page at its `url` (3-D Secure, declines and receipts included).' },
+  { name: 'Payments', description: 'Each attempt to charge a card on the hosted page. Read-only: payments are made by payers.' },
+  { name: 'Refunds', description: 'All or part of a SUCCEEDED payment given back, through the processor.' },
+  { name: 'Disputes', description: 'Chargebacks opened by the processor; the merchant answers with evidence or accepts the loss.' },
+  { name: 'Invoices', description: 'Bills for line items: DRAFT, finalized (OPEN, numbered), sent to the customer and paid on the hosted invoice page.' },
+  { name: 'Emails', description: 'Receipts, refund notices, invoices and reminders the service sent (or, without `SMTP_URL`, only logged).' },
+  { name: 'Webhook endpoints', description: 'Where the service POSTs signed events; their deliveries, retries and test events.' },
+  { name: 'Events', description: 'Every event the service recorded, newest first, for catching up after downtime; and resending them.' },
+  {
+    name: 'Test helpers',
+    description:
+      'Test mode only (a live key is refused with 403): what a payer, the clock or a cardholder would do, done on request through the same code, so the same objects, events, webhooks and emails follow.',
+  },
+  { name: 'Reference', description: 'This document.' },
+] as const;
+export type Tag = (typeof TAGS)[number]['name'];
+
+export interface Operation {
+  method: Method;
+  /** As OpenAPI writes it: `/v1/customers/{id}`. */
+  path: string;
+  operationId: string;
+  tag: Tag;
+  summary: string;
+  description?: string;
+  /** What `{id}` of the path names: its prefix and the resource. */
+  id?: readonly [IdPrefix, string];
+  query?: z.ZodObject;
+  body?: z.ZodObject;
+  /** The body of the success answer (200). */
+  response: z.ZodType;
+  /** Error statuses this operation answers beyond those of its kind (document.ts, `errorStatuses`). */
+  errors?: number[];
+  /** False: an `Idempotency-Key` header is refused (POST only). */
+  idempotency?: boolean;
+  /** False: no API key is needed. */
+  auth?: boolean;
+}
+
+/** The answer of retry-failed and resend: the new deliveries. */
+const DeliveryListObject = listOf(WebhookDeliveryObject, 'A page of `webhook_delivery` objects, newest first.');
+
+const TEST_HELPER_ERRORS = [403];
+
+/** Every operation of the API: src/app.ts mounts exactly these (test/openapi/routes.test.ts). */
+export const OPERATIONS: readonly Operation[] = [
+  // Account
+  { method: 'get', path: '/v1/account', operationId: 'retrieveAccount', tag: 'Account', summary: 'Retrieve the account', response: AccountObject },
+  {
+    method: 'post',
+    path: '/v1/account',
+    operationId: 'updateAccountPost',
+    tag: 'Account',
+    summary: 'Update the account (POST)',
+    description: 'The same as `PATCH /v1/account`, for clients that only POST. Each field sent is set; `null` clears it.',
+    body: UpdateAccount,
+    response: AccountObject,
+  },
+  {
+    method: 'patch',
+    path: '/v1/account',
+    operationId: 'updateAccount',
+    tag: 'Account',
+    summary: 'Update the account',
+    description: 'Sets the fields sent (`null` clears one). Branding is shared by test and live mode.',
+    body: UpdateAccount,
+    response: AccountObject,
+  },
+
+  // API keys
+  { method: 'get', path: '/v1/api-keys', operationId: 'listApiKeys', tag: 'API keys', summary: 'List API keys', query: ListApiKeys, response: listOf(ApiKeyObject) },
+  {
+    method: 'post',
+    path: '/v1/api-keys',
+    operationId: 'createApiKey',
+    tag: 'API keys',
+    summary: 'Create an API key',
+    description: 'A new key of the same account and mode; its `secret` is shown in this answer only.',
+    body: CreateApiKey,
+    response: NewApiKeyObject,
+    idempotency: false,
+  },
+  { method: 'get', path: '/v1/api-keys/{id}', operationId: 'retrieveApiKey', tag: 'API keys', summary: 'Retrieve an API key', id: ['key', 'API key'], response: ApiKeyObject },
+  {
+    method: 'post',
+    path: '/v1/api-keys/{id}/roll',
+    operationId: 'rollApiKey',
+    tag: 'API keys',
+    summary: 'Roll an API key',
+    description: 'A new key replaces this one, which keeps working for `expires_in` seconds (0: it ends now; at most 7 days). A key cannot roll itself without an overlap.',
+    id: ['key', 'API key'],
+    body: RollApiKey,
+    response: NewApiKeyObject,
+    idempotency: false,
+  },
+  {
+    method: 'post',
+    path: '/v1/api-keys/{id}/revoke',
+    operationId: 'revokeApiKey',
+    tag: 'API keys',
+    summary: 'Revoke an API key',
+    description: 'The key is refused everywhere within `API_KEY_CACHE_SECONDS` (2 s). A key cannot revoke itself.',
+    id: ['key', 'API key'],
+    body: RevokeApiKey,
+    response: ApiKeyObject,
+    idempotency: false,
+  },
+
+  // Customers
+  { method: 'post', path: '/v1/customers', operationId: 'createCustomer', tag: 'Customers', summary: 'Create a customer', body: CreateCustomer, response: CustomerObject },
+  {
+    method: 'get',
+    path: '/v1/customers',
+    operationId: 'listCustomers',
+    tag: 'Customers',
+    summary: 'List customers',
+    query: ListCustomers,
+    response: listOf(CustomerObject),
+  },
+  { method: 'get', path: '/v1/customers/{id}', operationId: 'retrieveCustomer', tag: 'Customers', summary: 'Retrieve a customer', id: ['cus', 'customer'], response: CustomerObject },
+  {
+    method: 'patch',
+    path: '/v1/customers/{id}',
+    operationId: 'updateCustomer',
+    tag: 'Customers',
+    summary: 'Update a customer',
+    description: 'Changes only the fields sent; `null` clears a nullable field; `metadata` keys are merged.',
+    id: ['cus', 'customer'],
+    body: UpdateCustomer,
+    response: CustomerObject,
+  },
+  {
+    method: 'delete',
+    path: '/v1/customers/{id}',
+    operationId: 'deleteCustomer',
+    tag: 'Customers',
+    summary: 'Delete a customer',
+    description: 'Permanently deletes the customer.',
+    id: ['cus', 'customer'],
+    response: deletedObject('customer', 'cus'),
+  },
+
+  // Payment links
+  {
+    method: 'post',
+    path: '/v1/payment-links',
+    operationId: 'createPaymentLink',
+    tag: 'Payment links',
+    summary: 'Create a payment link',
+    description: 'The request field is `amount`; the object carries it as `amount_cents`.',
+    body: CreatePaymentLink,
+    response: PaymentLinkObject,
+  },
+  {
+    method: 'get',
+    path: '/v1/payment-links',
+    operationId: 'listPaymentLinks',
+    tag: 'Payment links',
+    summary: 'List payment links',
+    query: ListPaymentLinks,
+    response: listOf(PaymentLinkObject),
+  },
+  {
+    method: 'get',
+    path: '/v1/payment-links/{id}',
+    operationId: 'retrievePaymentLink',
+    tag: 'Payment links',
+    summary: 'Retrieve a payment link',
+    id: ['pl', 'payment link'],
+    response: PaymentLinkObject,
+  },
+  {
+    method: 'patch',
+    path: '/v1/payment-links/{id}',
+    operationId: 'updatePaymentLink',
+    tag: 'Payment links',
+    summary: 'Update a payment link',
+    description: 'Changes only the fields sent. `status` moves a link between ACTIVE and CANCELLED; amount, currency and type are fixed once the link was paid.',
+    id: ['pl', 'payment link'],
+    body: UpdatePaymentLink,
+    response: PaymentLinkObject,
+  },
+  {
+    method: 'get',
+    path: '/v1/payment-links/{id}/analytics',
+    operationId: 'retrievePaymentLinkAnalytics',
+    tag: 'Payment links',
+    summary: "Retrieve a payment link's analytics",
+    id: ['pl', 'payment link'],
+    response: PaymentLinkAnalyticsObject,
+  },
+
+  // Checkout sessions
+  {
+    method: 'post',
+    path: '/v1/checkout/sessions',
+    operationId: 'createCheckoutSession',
+    tag: 'Checkout sessions',
+    summary: 'Create a checkout session',
+    description:
+      'Send the payer to the returned `url`. Give `amount`, or `line_items` whose total is the amount (or both, agreeing). The session is OPEN and `unpaid`, and expires 24 hours later unless `expires_at` says otherwise.',
+    body: CreateSession,
+    response: CheckoutSessionObject,
+  },
+  {
+    method: 'get',
+    path: '/v1/checkout/sessions',
+    operationId: 'listCheckoutSessions',
+    tag: 'Checkout sessions',
+    summary: 'List checkout sessions',
+    query: ListSessions,
+    response: listOf(CheckoutSessionObject),
+  },
+  {
+    method: 'get',
+    path: '/v1/checkout/sessions/{id}',
+    operationId: 'retrieveCheckoutSession',
+    tag: 'Checkout sessions',
+    summary: 'Retrieve a checkout session',
+    id: ['cs', 'checkout session'],
+    response: CheckoutSessionObject,
+  },
+  {
+    method: 'post',
+    path: '/v1/checkout/sessions/{id}/expire',
+    operationId: 'expireCheckoutSession',
+    tag: 'Checkout sessions',
+    summary: 'Expire a checkout session',
+    description: 'Moves an OPEN session to EXPIRED at once (`checkout.session.expired`). Refused while a payment on it is in progress.',
+    id: ['cs', 'checkout session'],
+    body: ExpireSession,
+    response: CheckoutSessionObject,
+  },
+
+  // Payments
+  { method: 'get', path: '/v1/payments', operationId: 'listPayments', tag: 'Payments', summary: 'List payments', query: ListPayments, response: listOf(PaymentObject) },
+  { method: 'get', path: '/v1/payments/{id}', operationId: 'retrievePayment', tag: 'Payments', summary: 'Retrieve a payment', id: ['pay', 'payment'], response: PaymentObject },
+
+  // Refunds
+  {
+    method: 'post',
+    path: '/v1/refunds',
+    operationId: 'createRefund',
+    tag: 'Refunds',
+    summary: 'Create a refund',
+    description: 'Without `amount`, whatever is left to refund. The refund is PENDING until the processor settles it (`refund.updated`).',
+    body: CreateRefund,
+    response: RefundObject,
+  },
+  { method: 'get', path: '/v1/refunds', operationId: 'listRefunds', tag: 'Refunds', summary: 'List refunds', query: ListRefunds, response: listOf(RefundObject) },
+  { method: 'get', path: '/v1/refunds/{id}', operationId: 'retrieveRefund', tag: 'Refunds', summary: 'Retrieve a refund', id: ['re', 'refund'], response: RefundObject },
+  {
+    method: 'post',
+    path: '/v1/refunds/{id}/cancel',
+    operationId: 'cancelRefund',
+    tag: 'Refunds',
+    summary: 'Cancel a refund',
+    description: 'Only while it is PENDING.',
+    id: ['re', 'refund'],
+    body: CancelRefund,
+    response: RefundObject,
+  },
+
+  // Disputes
+  { method: 'get', path: '/v1/disputes', operationId: 'listDisputes', tag: 'Disputes', summary: 'List disputes', query: ListDisputes, response: listOf(DisputeObject) },
+  { method: 'get', path: '/v1/disputes/{id}', operationId: 'retrieveDispute', tag: 'Disputes', summary: 'Retrieve a dispute', id: ['dp', 'dispute'], response: DisputeObject },
+  {
+    method: 'patch',
+    path: '/v1/disputes/{id}',
+    operationId: 'updateDispute',
+    tag: 'Disputes',
+    summary: 'Update a dispute',
+    description: 'Saves evidence, merged field by field (`null` or `""` clears one), and with `submit: true` sends it for a decision (UNDER_REVIEW). Only while NEEDS_RESPONSE.',
+    id: ['dp', 'dispute'],
+    body: UpdateDispute,
+    response: DisputeObject,
+  },
+  {
+    method: 'post',
+    path: '/v1/disputes/{id}/close',
+    operationId: 'closeDispute',
+    tag: 'Disputes',
+    summary: 'Close a dispute',
+    description: 'Accepts the loss: the dispute is LOST at once. Only while NEEDS_RESPONSE.',
+    id: ['dp', 'dispute'],
+    body: CloseDispute,
+    response: DisputeObject,
+  },
+
+  // Invoices
+  { method: 'post', path: '/v1/invoices', operationId: 'createInvoice', tag: 'Invoices', summary: 'Create an invoice', description: 'A DRAFT.', body: CreateInvoice, response: InvoiceObject },
+  { method: 'get', path: '/v1/invoices', operationId: 'listInvoices', tag: 'Invoices', summary: 'List invoices', query: ListInvoices, response: listOf(InvoiceObject) },
+  { method: 'get', path: '/v1/invoices/{id}', operationId: 'retrieveInvoice', tag: 'Invoices', summary: 'Retrieve an invoice', id: ['in', 'invoice'], response: InvoiceObject },
+  {
+    method: 'patch',
+    path: '/v1/invoices/{id}',
+    operationId: 'updateInvoice',
+    tag: 'Invoices',
+    summary: 'Update an invoice',
+    description: 'DRAFT only. Changes only the fields sent; `line_items` replaces the lines.',
+    id: ['in', 'invoice'],
+    body: UpdateInvoice,
+    response: InvoiceObject,
+  },
+  {
+    method: 'delete',
+    path: '/v1/invoices/{id}',
+    operationId: 'deleteInvoice',
+    tag: 'Invoices',
+    summary: 'Delete an invoice',
+    description: 'DRAFT only (`invoice.deleted`).',
+    id: ['in', 'invoice'],
+    response: deletedObject('invoice', 'in'),
+  },
+  {
+    method: 'post',
+    path: '/v1/invoices/{id}/finalize',
+    operationId: 'finalizeInvoice',
+    tag: 'Invoices',
+    summary: 'Finalize an invoice',
+    description: 'DRAFT → OPEN: the invoice gets its number and its lines are fixed.',
+    id: ['in', 'invoice'],
+    body: NoParams,
+    response: InvoiceObject,
+  },
+  {
+    method: 'post',
+    path: '/v1/invoices/{id}/send',
+    operationId: 'sendInvoice',
+    tag: 'Invoices',
+    summary: 'Send an invoice',
+    description: 'Finalizes a draft, then emails the customer the link to the hosted page; sending again emails again.',
+    id: ['in', 'invoice'],
+    body: NoParams,
+    response: InvoiceObject,
+  },
+  {
+    method: 'post',
+    path: '/v1/invoices/{id}/void',
+    operationId: 'voidInvoice',
+    tag: 'Invoices',
+    summary: 'Void an invoice',
+    description: 'OPEN or UNCOLLECTIBLE → VOID, while nothing is paid or being paid: no payment after.',
+    id: ['in', 'invoice'],
+    body: NoParams,
+    response: InvoiceObject,
+  },
+  {
+    method: 'post',
+    path: '/v1/invoices/{id}/mark-uncollectible',
+    operationId: 'markInvoiceUncollectible',
+    tag: 'Invoices',
+    summary: 'Mark an invoice uncollectible',
+    description: 'OPEN → UNCOLLECTIBLE; a payment still makes it PAID.',
+    id: ['in', 'invoice'],
+    body: NoParams,
+    response: InvoiceObject,
+  },
+
+  // Emails
+  { method: 'get', path: '/v1/emails', operationId: 'listEmails', tag: 'Emails', summary: 'List emails', query: ListEmails, response: listOf(EmailObject) },
+  { method: 'get', path: '/v1/emails/{id}', operationId: 'retrieveEmail', tag: 'Emails', summary: 'Retrieve an email', id: ['em', 'email'], response: EmailObject },
+
+  // Webhook endpoints
+  {
+    method: 'post',
+    path: '/v1/webhook-endpoints',
+    operationId: 'createWebhookEndpoint',
+    tag: 'Webhook endpoints',
+    summary: 'Create a webhook endpoint',
+    description: 'The answer carries `signing_secret`, shown this once. An account has at most 16 endpoints per mode.',
+    body: CreateEndpoint,
+    response: WebhookEndpointWithSecretObject,
+  },
+  {
+    method: 'get',
+    path: '/v1/webhook-endpoints',
+    operationId: 'listWebhookEndpoints',
+    tag: 'Webhook endpoints',
+    summary: 'List webhook endpoints',
+    query: ListEndpoints,
+    response: listOf(WebhookEndpointObject),
+  },
+  {
+    method: 'get',
+    path: '/v1/webhook-endpoints/{id}',
+    operationId: 'retrieveWebhookEndpoint',
+    tag: 'Webhook endpoints',
+    summary: 'Retrieve a webhook endpoint',
+    id: ['we', 'webhook endpoint'],
+    response: WebhookEndpointObject,
+  },
+  {
+    method: 'patch',
+    path: '/v1/webhook-endpoints/{id}',
+    operationId: 'updateWebhookEndpoint',
+    tag: 'Webhook endpoints',
+    summary: 'Update a webhook endpoint',
+    description: '`is_active: false` pauses its deliveries; `true` sends the paused ones at once.',
+    id: ['we', 'webhook endpoint'],
+    body: UpdateEndpoint,
+    response: WebhookEndpointObject,
+  },
+  {
+    method: 'delete',
+    path: '/v1/webhook-endpoints/{id}',
+    operationId: 'deleteWebhookEndpoint',
+    tag: 'Webhook endpoints',
+    summary: 'Delete a webhook endpoint',
+    description: 'Its pending deliveries are cancelled.',
+    id: ['we', 'webhook endpoint'],
+    response: deletedObject('webhook_endpoint', 'we'),
+  },
+  {
+    method: 'post',
+    path: '/v1/webhook-endpoints/{id}/rotate-secret',
+    operationId: 'rotateWebhookEndpointSecret',
+    tag: 'Webhook endpoints',
+    summary: "Rotate a webhook endpoint's secret",
+    description: 'A new `signing_secret`, shown this once; the old one keeps signing beside it for 24 hours.',
+    id: ['we', 'webhook endpoint'],
+    body: RotateSecret,
+    response: WebhookEndpointWithSecretObject,
+  },
+  {
+    method: 'get',
+    path: '/v1/webhook-endpoints/{id}/deliveries',
+    operationId: 'listWebhookEndpointDeliveries',
+    tag: 'Webhook endpoints',
+    summary: "List a webhook endpoint's deliveries",
+    description: 'Newest first, each with its attempts.',
+    id: ['we', 'webhook endpoint'],
+    query: ListEndpointDeliveries,
+    response: DeliveryListObject,
+  },
+  {
+    method: 'post',
+    path: '/v1/webhook-endpoints/{id}/retry-failed',
+    operationId: 'retryFailedWebhookDeliveries',
+    tag: 'Webhook endpoints',
+    summary: 'Retry failed deliveries',
+    description:
+      'Sends again, as new deliveries and once, each event whose latest delivery to this endpoint FAILED and was made at or after `since`. At most 1,000 per call: `has_more` says when to call again.',
+    id: ['we', 'webhook endpoint'],
+    body: RetryFailed,
+    response: DeliveryListObject,
+  },
+  {
+    method: 'post',
+    path: '/v1/webhook-endpoints/{id}/test',
+    operationId: 'sendTestWebhookEvent',
+    tag: 'Webhook endpoints',
+    summary: 'Send a test event',
+    description:
+      'A signed sample event of `type` to this endpoint only: a complete object of the type\'s resource whose ids have zeros for their time part. It is not listed by `GET /v1/events` (it can be read by its id).',
+    id: ['we', 'webhook endpoint'],
+    body: SendTestEvent,
+    response: WebhookDeliveryObject,
+  },
+
+  // Events
+  { method: 'get', path: '/v1/events', operationId: 'listEvents', tag: 'Events', summary: 'List events', query: ListEvents, response: listOf(EventObject) },
+  { method: 'get', path: '/v1/events/{id}', operationId: 'retrieveEvent', tag: 'Events', summary: 'Retrieve an event', id: ['evt', 'event'], response: EventObject },
+  {
+    method: 'get',
+    path: '/v1/events/{id}/deliveries',
+    operationId: 'listEventDeliveries',
+    tag: 'Events',
+    summary: "List an event's deliveries",
+    description: 'Newest first, each with its attempts.',
+    id: ['evt', 'event'],
+    query: ListDeliveries,
+    response: DeliveryListObject,
+  },
+  {
+    method: 'post',
+    path: '/v1/events/{id}/resend',
+    operationId: 'resendEvent',
+    tag: 'Events',
+    summary: 'Resend an event',
+    description: 'New deliveries (a fresh schedule of 7 attempts) to every endpoint subscribed to its type now, or to `endpoint_id` only (subscribed or not).',
+    id: ['evt', 'event'],
+    body: ResendEvent,
+    response: DeliveryListObject,
+  },
+  { method: 'get', path: '/v1/event-types', operationId: 'listEventTypes', tag: 'Events', summary: 'List event types', response: EventTypeListObject },
+
+  // Test helpers
+  {
+    method: 'post',
+    path: '/v1/test-helpers/checkout/sessions/{id}/pay',
+    operationId: 'testHelpersPayCheckoutSession',
+    tag: 'Test helpers',
+    summary: 'Pay a checkout session',
+    description: 'Pays an OPEN session as the hosted page would, with a test `card` or a named `scenario` (exactly one of them).',
+    id: ['cs', 'checkout session'],
+    body: PaySession,
+    response: TestPaymentObject,
+    errors: [...TEST_HELPER_ERRORS, 409],
+  },
+  {
+    method: 'post',
+    path: '/v1/test-helpers/checkout/sessions/{id}/expire',
+    operationId: 'testHelpersExpireCheckoutSession',
+    tag: 'Test helpers',
+    summary: 'Expire a checkout session as time would',
+    id: ['cs', 'checkout session'],
+    body: ExpireSessionNow,
+    response: CheckoutSessionObject,
+    errors: TEST_HELPER_ERRORS,
+  },
+  {
+    method: 'post',
+    path: '/v1/test-helpers/advance-time',
+    operationId: 'testHelpersAdvanceTime',
+    tag: 'Test helpers',
+    summary: 'Advance time',
+    description: 'Runs now the time-based work of the test mode due within `seconds`: session expiries and invoice reminders.',
+    body: AdvanceTime,
+    response: TimeAdvanceObject,
+    errors: TEST_HELPER_ERRORS,
+  },
+  {
+    method: 'post',
+    path: '/v1/test-helpers/payments/{id}/dispute',
+    operationId: 'testHelpersDisputePayment',
+    tag: 'Test helpers',
+    summary: 'Dispute a payment',
+    description: 'The cardholder disputes a SUCCEEDED payment: the dispute is recorded as a processor dispute would be (`dispute.created`).',
+    id: ['pay', 'payment'],
+    body: DisputePayment,
+    response: DisputeObject,
+    errors: TEST_HELPER_ERRORS,
+  },
+
+  // The document itself
+  {
+    method: 'get',
+    path: '/v1/openapi.json',
+    operationId: 'retrieveOpenApiDocument',
+    tag: 'Reference',
+    summary: 'Retrieve this document',
+    description: 'The OpenAPI 3.1 document of this API, made from the schemas the service validates and presents with. No key needed.',
+    response: z.object({ openapi: z.string() }).catchall(z.unknown()).meta({ id: 'openapi_document', description: 'An OpenAPI 3.1 document.' }),
+    auth: false,
+  },
+];
