@@ -262,7 +262,6 @@ export function buildDocument(opts: DocumentOptions): JsonObject {
         title: 'payments-service API',
         version: API_VERSION,
         description: INTRO,
-        license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: opts.serverUrl, description: 'This service' }],
       security: [{ bearerAuth: [] }],

@@ -21,7 +21,8 @@ describe('the OpenAPI document', () => {
   });
 
   it("when linted with Redocly's recommended rules (@redocly/openapi-core), then there is no error and no warning", async () => {
-    const config = await createConfig({ extends: ['recommended'], rules: { 'info-contact': 'off' } });
+    // No contact or license is named: the project publishes neither (a document must not claim one).
+    const config = await createConfig({ extends: ['recommended'], rules: { 'info-contact': 'off', 'info-license': 'off' } });
     const problems = await lintFromString({ source: JSON.stringify(doc), absoluteRef: 'openapi.json', config });
     expect(problems.map((p) => `${p.severity} ${p.ruleId}: ${p.message} at ${p.location[0]?.pointer}`)).toEqual([]);
   });
