@@ -1,7 +1,7 @@
 // The service under test, as a child process with the project's Node.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { closeSync, mkdirSync, openSync, readFileSync } from 'node:fs';
-import net from 'node:net';
+import { freePort } from '../../src/ops/pidfiles.ts';
 import path from 'node:path';
 import { Redis } from 'ioredis';
 import { OUT_DIR, processCpuSeconds, REDIS_URL, ROOT, sleep } from './base.ts';
@@ -25,16 +25,6 @@ export interface ServiceOptions {
   nodeArgs?: string[];
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = net.createServer();
-    srv.once('error', reject);
-    srv.listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
 
 function parseAssignments(raw: string | undefined): Record<string, string> {
   const out: Record<string, string> = {};

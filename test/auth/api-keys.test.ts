@@ -1,14 +1,8 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import pino from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
 import { hashKey } from '../../src/auth/keys.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { closeServices, createServices, type Services } from '../../src/services.ts';
-import { useTestServer } from '../helpers/server.ts';
+import { secondWebApp, useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
 
 // Everything the service logs, redaction included, at the most verbose level.
@@ -103,13 +97,8 @@ describe('/v1/api-keys', () => {
     const a = await t.account();
     const victim = (await req('POST', '/v1/api-keys', a.test)).body;
     // A second web process: its own key cache, the same database.
-    const s2: Services = await createServices(
-      loadConfig({ DATABASE_URL: t.s.config.databaseUrl, REDIS_URL: t.s.config.redisUrl, REDIS_PREFIX: `${t.s.config.redisPrefix}_second`, LOG_LEVEL: 'silent' }),
-      pino({ level: 'silent' }),
-    );
-    const server = http.createServer(createApp(s2));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const other = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const second = await secondWebApp(t);
+    const other = second.url;
     try {
       // Both processes have the key in their cache.
       expect(await accountStatus(victim.secret)).toBe(200);
@@ -128,9 +117,7 @@ describe('/v1/api-keys', () => {
       expect((await req('POST', `/v1/api-keys/${victim.id}/roll`, a.test)).body.error).toMatchObject({ code: 'resource_invalid_state', param: 'id' });
       expect((await req('GET', `/v1/api-keys/${victim.id}`, a.test)).body.revoked_at).toBe(revoked.body.revoked_at);
     } finally {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-      await closeServices(s2);
+      await second.close();
     }
   });
 

@@ -1,14 +1,8 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Writable } from 'node:stream';
-import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.ts';
 import { hashKey } from '../../src/auth/keys.ts';
-import { loadConfig } from '../../src/config.ts';
 import { createLogger } from '../../src/lib/logger.ts';
-import { closeServices, createServices, type Services } from '../../src/services.ts';
-import { useTestServer } from '../helpers/server.ts';
+import { secondWebApp, useTestServer } from '../helpers/server.ts';
 import { sleep } from '../helpers/wait.ts';
 import { DashClient, formKey, signedIn } from './client.ts';
 
@@ -174,13 +168,8 @@ describe('creating a key', () => {
 describe('revoking a key', () => {
   it('when a key is revoked in the dashboard, then the API refuses it within seconds, here and in a second web process with its own key cache', async () => {
     const victim = await createInDashboard(c);
-    const s2: Services = await createServices(
-      loadConfig({ DATABASE_URL: t.s.config.databaseUrl, REDIS_URL: t.s.config.redisUrl, REDIS_PREFIX: `${t.s.config.redisPrefix}_second`, LOG_LEVEL: 'silent' }),
-      pino({ level: 'silent' }),
-    );
-    const server = http.createServer(createApp(s2));
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    const other = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const second = await secondWebApp(t);
+    const other = second.url;
     try {
       // Both processes have the key in their cache.
       expect(await apiStatus(victim.secret)).toBe(200);
@@ -201,9 +190,7 @@ describe('revoking a key', () => {
       expect(page.html).not.toContain('?confirm=revoke');
       expect((await t.request('GET', `/v1/api-keys/${victim.id}`, { key: a.test })).body.revoked_at).toEqual(expect.any(Number));
     } finally {
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-      await closeServices(s2);
+      await second.close();
     }
   });
 

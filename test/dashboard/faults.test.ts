@@ -1,12 +1,8 @@
-import http from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
-import { closeServices, createServices, type Services } from '../../src/services.ts';
 import { createSession } from '../checkout/helpers.ts';
 import { Payer } from '../helpers/payer.ts';
-import { useTestServer } from '../helpers/server.ts';
+import { secondWebApp, useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
 import { startPrivateRedis } from '../ops/private-redis.ts';
 import { createEndpoint } from '../webhooks/helpers.ts';
@@ -104,8 +100,7 @@ async function postgresProxy(target: { host: string; port: number }) {
 }
 
 describe('the dashboard while Postgres is unreachable', () => {
-  let s2: Services;
-  let web: http.Server;
+  let second: Awaited<ReturnType<typeof secondWebApp>>;
   let url: string;
   let proxy: Awaited<ReturnType<typeof postgresProxy>>;
 
@@ -114,16 +109,12 @@ describe('the dashboard while Postgres is unreachable', () => {
     proxy = await postgresProxy({ host: db.hostname, port: Number(db.port || 5432) });
     db.hostname = '127.0.0.1';
     db.port = String(proxy.port());
-    s2 = await createServices(loadConfig({ DATABASE_URL: db.toString(), REDIS_URL: t.s.config.redisUrl, REDIS_PREFIX: t.s.config.redisPrefix, LOG_LEVEL: 'silent' }));
-    web = http.createServer(createApp(s2));
-    await new Promise<void>((r) => web.listen(0, '127.0.0.1', r));
-    url = `http://127.0.0.1:${(web.address() as AddressInfo).port}`;
+    second = await secondWebApp(t, { DATABASE_URL: db.toString(), REDIS_PREFIX: t.s.config.redisPrefix });
+    url = second.url;
   });
   afterAll(async () => {
-    web?.closeAllConnections();
-    await new Promise((r) => web?.close(r));
     await proxy?.up().catch(() => {});
-    await closeServices(s2);
+    await second?.close();
   });
 
   it('when Postgres cannot be reached, then every dashboard page answers a 503 page with Retry-After, and it works again once Postgres is back', async () => {

@@ -1,5 +1,4 @@
 import { spawn } from 'node:child_process';
-import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { inject } from 'vitest';
 
@@ -13,13 +12,7 @@ export function dbUrl(name: string): string {
   return u.toString();
 }
 
-export const freePort = () =>
-  new Promise<number>((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (srv.address() as net.AddressInfo).port;
-      srv.close(() => resolve(port));
-    });
-  });
+export { freePort } from '../../src/ops/pidfiles.ts';
 
 /** One of the service's scripts as a child process on the project's Node, its output collected. */
 export function runScript(script: string, args: string[], env: NodeJS.ProcessEnv) {

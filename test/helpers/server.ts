@@ -179,3 +179,25 @@ export function useTestServer(opts: TestServerOptions | (() => TestServerOptions
     close: () => get().close(),
   };
 }
+
+/**
+ * A second web process of the same deployment: its own services (key cache, pools) and HTTP port,
+ * on the test server's database and Redis unless `env` says otherwise. Close it in a finally.
+ */
+export async function secondWebApp(t: TestServer, env: Record<string, string> = {}): Promise<{ url: string; s: Services; close(): Promise<void> }> {
+  const s2 = await createServices(
+    loadConfig({ DATABASE_URL: t.s.config.databaseUrl, REDIS_URL: t.s.config.redisUrl, REDIS_PREFIX: `${t.s.config.redisPrefix}_second`, LOG_LEVEL: 'silent', ...env }),
+    pino({ level: 'silent' }),
+  );
+  const server = http.createServer(createApp(s2));
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    s: s2,
+    async close() {
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await closeServices(s2);
+    },
+  };
+}
