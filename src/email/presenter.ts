@@ -2,15 +2,15 @@ import { z } from 'zod';
 import { created, livemode, nullableUnixTime, objectId, objectName, updated } from '../lib/objects.ts';
 import { unix } from '../lib/time.ts';
 import { EMAIL_STATUSES, EMAIL_TEMPLATES } from './schema.ts';
-import type { EmailRow } from './store.ts';
+import { ONE_TIME_LINK_TEMPLATES, type EmailRow } from './store.ts';
 
 const at = (d: Date | null): number | null => (d ? unix(d) : null);
 
 /**
- * An invitation's parts hold a one-time link that lets whoever opens it sign in to the dashboard:
- * the API, whose keys are not dashboard users, never shows them.
+ * An invitation's or a portal link's parts hold a one-time link that signs whoever opens it in (to
+ * the dashboard, to a customer's portal): the API, whose keys are neither, never shows them.
  */
-const HIDDEN = 'Not shown: an invitation holds a one-time link to the dashboard, for its recipient only.';
+const HIDDEN = 'Not shown: this email holds a one-time sign-in link, for its recipient only.';
 
 /** The email object of GET /v1/emails. */
 export const EmailObject = z
@@ -21,8 +21,8 @@ export const EmailObject = z
     to: z.string().meta({ description: 'The recipient.', example: 'ada@example.com' }),
     template: z.enum(EMAIL_TEMPLATES).meta({ description: 'Which email it is.' }),
     subject: z.string().meta({ description: 'The subject line.' }),
-    text: z.string().meta({ description: 'The plain-text part (not shown for an invitation).' }),
-    html: z.string().meta({ description: 'The HTML part (not shown for an invitation).' }),
+    text: z.string().meta({ description: 'The plain-text part (not shown for an invitation or a portal link).' }),
+    html: z.string().meta({ description: 'The HTML part (not shown for an invitation or a portal link).' }),
     status: z.enum(EMAIL_STATUSES).meta({ description: '`PENDING` until sent (`SENT`) or given up (`FAILED`, with `last_error`).' }),
     attempts: z.number().int().meta({ description: 'Sending attempts made so far.' }),
     last_error: z.string().nullable().meta({ description: 'Why the last attempt failed.' }),
@@ -36,12 +36,12 @@ export const EmailObject = z
     created: created(),
     updated: updated(),
   })
-  .meta({ id: 'email', description: 'An email the service sent, or will send: receipt, refund notice, invoice, reminder or invitation.' });
+  .meta({ id: 'email', description: 'An email the service sent, or will send: receipt, refund notice, invoice, reminder, invitation, portal link, installment notices.' });
 export type Email = z.infer<typeof EmailObject>;
 
 /** The email object of GET /v1/emails: what was (or will be) sent, and how its sending went. */
 export function presentEmail(row: EmailRow): Email {
-  const hidden = row.template === 'invitation';
+  const hidden = ONE_TIME_LINK_TEMPLATES.includes(row.template);
   return {
     id: row.id,
     object: 'email',

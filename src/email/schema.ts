@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { listQuerySchema } from '../lib/pagination.ts';
 import { text } from '../lib/validate.ts';
 
-export const EMAIL_TEMPLATES = ['receipt', 'refund_notice', 'invoice', 'invoice_reminder', 'invitation'] as const;
+export const EMAIL_TEMPLATES = ['receipt', 'refund_notice', 'invoice', 'invoice_reminder', 'invitation', 'portal_link', 'installment_failed', 'installment_defaulted'] as const;
 export const EMAIL_STATUSES = ['PENDING', 'SENT', 'FAILED'] as const;
 
 /** GET /v1/emails: newest first, filtered by status, template, the object it is about, or recipient (case-insensitive). */

@@ -4,7 +4,22 @@ import type { Owner } from '../lib/owner.ts';
 import { keyset } from '../lib/pagination.ts';
 import type { ListEmails } from './schema.ts';
 
-export type EmailTemplate = 'receipt' | 'refund_notice' | 'invoice' | 'invoice_reminder' | 'invitation';
+export type EmailTemplate =
+  | 'receipt'
+  | 'refund_notice'
+  | 'invoice'
+  | 'invoice_reminder'
+  | 'invitation'
+  | 'portal_link'
+  | 'installment_failed'
+  | 'installment_defaulted';
+
+/**
+ * The emails that hold a one-time sign-in link (`token=` and 43 characters): a dashboard invitation,
+ * a customer portal link. Their parts are shown to nobody but the recipient (GET /v1/emails hides
+ * them), and the link is removed from the stored row once the email has left.
+ */
+export const ONE_TIME_LINK_TEMPLATES: readonly EmailTemplate[] = ['invitation', 'portal_link'];
 export type EmailStatus = 'PENDING' | 'SENT' | 'FAILED';
 
 export interface EmailRow {
@@ -86,13 +101,13 @@ export async function startAttempt(sql: Sql, id: string): Promise<SendContext | 
 }
 
 /**
- * The one-time link of an invitation (a set-password token, of which the dashboard keeps only the
- * hash) is kept in the email's row only until the email has left or has failed for good: then it
- * is removed from both parts.
+ * The one-time link of an invitation or a portal link (a token of which only the hash is kept
+ * elsewhere) is kept in the email's row only until the email has left or has failed for good: then
+ * it is removed from both parts.
  */
 const SPENT_LINK = 'token=[removed once the email had left]';
 const scrubbed = (sql: Sql, column: 'text_body' | 'html_body') =>
-  sql`case when template = 'invitation' then regexp_replace(${sql(column)}, 'token=[A-Za-z0-9_-]{43}', ${SPENT_LINK}, 'g') else ${sql(column)} end`;
+  sql`case when template = any(${ONE_TIME_LINK_TEMPLATES as string[]}::text[]) then regexp_replace(${sql(column)}, 'token=[A-Za-z0-9_-]{43}', ${SPENT_LINK}, 'g') else ${sql(column)} end`;
 
 export async function markSent(sql: Sql, id: string, transport: 'smtp' | 'log', messageId: string): Promise<EmailRow | undefined> {
   const [row] = await sql<EmailRow[]>`
