@@ -15,11 +15,14 @@ import { healthRouter } from './ops/health.ts';
 import { paymentLinkMountPath, paymentLinkPagesRouter } from './payment-links/pages.ts';
 import { paymentLinksRouter } from './payment-links/routes.ts';
 import { paymentsRouter } from './payments/routes.ts';
+import { PORTAL_PATH, portalRouter } from './portal/pages.ts';
+import { portalSessionsRouter } from './portal/routes.ts';
 import { stripeWebhookRouter } from './processor-events/routes.ts';
 import { refundsRouter } from './refunds/routes.ts';
 import { emailsRouter } from './email/routes.ts';
 import { invoiceMountPath, invoicePagesRouter } from './invoices/pages.ts';
 import { invoicesRouter } from './invoices/routes.ts';
+import { installmentPlansRouter } from './installments/routes.ts';
 import type { Services } from './services.ts';
 import { testEventsRouter } from './test-events/routes.ts';
 import { testHelpersRouter } from './test-helpers/routes.ts';
@@ -42,6 +45,7 @@ export function apiRouters(s: Services): ApiRouter[] {
   return [
     { path: '/', router: openapiRouter(s), stage: 'public' }, // GET /v1/openapi.json: no key needed
     { path: '/api-keys', router: apiKeysRouter(s), stage: 'before-idempotency' }, // its stored answers would hold the secret
+    { path: '/customers', router: portalSessionsRouter(s), stage: 'before-idempotency' }, // /:id/portal-sessions: its answer is a one-time sign-in link
     { path: '/account', router: accountRouter(s), stage: 'api' },
     { path: '/customers', router: customersRouter(s), stage: 'api' },
     { path: '/payment-links', router: paymentLinksRouter(s), stage: 'api' },
@@ -50,6 +54,7 @@ export function apiRouters(s: Services): ApiRouter[] {
     { path: '/disputes', router: disputesRouter(s), stage: 'api' },
     { path: '/refunds', router: refundsRouter(s), stage: 'api' },
     { path: '/invoices', router: invoicesRouter(s), stage: 'api' },
+    { path: '/installment-plans', router: installmentPlansRouter(s), stage: 'api' },
     { path: '/emails', router: emailsRouter(s), stage: 'api' },
     { path: '/webhook-endpoints', router: webhookEndpointsRouter(s), stage: 'api' },
     { path: '/webhook-endpoints', router: testEventsRouter(s), stage: 'api' }, // /:id/test: the sample objects are the test-events component's
@@ -74,6 +79,7 @@ export function createApp(s: Services): express.Express {
   const board = adminQueuesRouter(s); // null unless ADMIN_USER and ADMIN_PASSWORD are set
   if (board) app.use(ADMIN_QUEUES_PATH, board);
   app.use(docsRouter()); // /docs: the API reference (Redoc, from /v1/openapi.json), before pages mounted at /
+  app.use(PORTAL_PATH, portalRouter(s)); // the customer portal (src/portal): magic-link sign-in, a customer's own records
   // Hosted checkout pages (HTML, helmet, urlencoded forms) before the JSON API.
   app.use(checkoutMountPath(s.config.checkoutUrl) || '/', checkoutPagesRouter(s));
   app.use(paymentLinkMountPath(s.config.publicLinkUrl) || '/', paymentLinkPagesRouter(s));

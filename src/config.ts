@@ -120,6 +120,14 @@ const EnvSchema = z.object({
   /** Reminders of an OPEN invoice past its due_date: one every interval, at most LIMIT of them (0: none). */
   INVOICE_REMINDER_INTERVAL_MS: int(3 * 24 * 3600 * 1000, 1000),
   INVOICE_REMINDER_LIMIT: int(3),
+  /**
+   * Test mode only (docs/decisions.md, "Installments"): the time between two parts of a new test-mode
+   * installment plan, in seconds, instead of a week or a month; and the step of its dunning schedule
+   * (retries 1, 3 and 5 steps after the first failure), in seconds instead of days. Unset: the real
+   * calendar. Live plans always get the real calendar, whatever these say.
+   */
+  INSTALLMENT_TEST_INTERVAL_SECONDS: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).optional()),
+  INSTALLMENT_TEST_RETRY_SECONDS: z.preprocess((v) => (v === '' ? undefined : v), z.coerce.number().int().min(1).optional()),
   /** Dashboard sessions (src/dashboard): end after this long unused, and this long after sign-in whatever happens. */
   DASHBOARD_SESSION_IDLE_MINUTES: int(12 * 60, 1),
   DASHBOARD_SESSION_MAX_HOURS: int(7 * 24, 1),
@@ -128,6 +136,12 @@ const EnvSchema = z.object({
   DASHBOARD_SIGN_IN_PER_EMAIL_PER_HOUR: int(10),
   /** How long a one-time set-password link of the dashboard works. */
   DASHBOARD_PASSWORD_LINK_HOURS: int(24, 1),
+  /** Customer portal sessions (src/portal): end after this long unused, and this long after sign-in whatever happens. */
+  PORTAL_SESSION_IDLE_MINUTES: int(30, 1),
+  PORTAL_SESSION_MAX_HOURS: int(8, 1),
+  /** Portal sign-in link requests per hour, per client address and per email; 0 turns one off. */
+  PORTAL_SIGN_IN_PER_CLIENT_PER_HOUR: int(20),
+  PORTAL_SIGN_IN_PER_EMAIL_PER_HOUR: int(5),
 });
 
 export type Config = ReturnType<typeof loadConfig>;
@@ -188,8 +202,15 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       from: e.EMAIL_FROM,
       maxAttempts: e.EMAIL_MAX_ATTEMPTS,
       backoffBaseMs: e.EMAIL_BACKOFF_BASE_MS,
+      /** Without SMTP_URL, whether the log may show one-time sign-in links (a local service: how a developer reads them); never in production. */
+      logLinks: e.NODE_ENV !== 'production',
     },
     invoiceReminders: { intervalMs: e.INVOICE_REMINDER_INTERVAL_MS, limit: e.INVOICE_REMINDER_LIMIT },
+    /** Test mode's shortened installment calendar (never applied to live plans). */
+    installmentsTest: {
+      intervalSeconds: e.INSTALLMENT_TEST_INTERVAL_SECONDS ?? null,
+      retrySeconds: e.INSTALLMENT_TEST_RETRY_SECONDS ?? null,
+    },
     logLevel: e.LOG_LEVEL,
     dbPoolMax: e.DB_POOL_MAX,
     dbTimeouts: {
@@ -222,6 +243,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       signInPerClientPerHour: e.DASHBOARD_SIGN_IN_PER_CLIENT_PER_HOUR,
       signInPerEmailPerHour: e.DASHBOARD_SIGN_IN_PER_EMAIL_PER_HOUR,
       passwordLinkSeconds: e.DASHBOARD_PASSWORD_LINK_HOURS * 3600,
+    },
+    portal: {
+      sessionIdleSeconds: e.PORTAL_SESSION_IDLE_MINUTES * 60,
+      sessionMaxSeconds: e.PORTAL_SESSION_MAX_HOURS * 3600,
+      signInPerClientPerHour: e.PORTAL_SIGN_IN_PER_CLIENT_PER_HOUR,
+      signInPerEmailPerHour: e.PORTAL_SIGN_IN_PER_EMAIL_PER_HOUR,
     },
   };
 }

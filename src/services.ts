@@ -12,6 +12,7 @@ import { linkPaymentParticipant } from './payment-links/participant.ts';
 import { disputePaymentParticipant } from './disputes/participant.ts';
 import { invoicePaymentParticipant } from './invoices/participant.ts';
 import { receiptParticipant } from './checkout/receipt.ts';
+import { installmentParticipant } from './installments/participant.ts';
 import { createMailer, type Mailer } from './email/transport.ts';
 
 /** What every part of the service is handed: built once here (the composition root), passed explicitly. */
@@ -47,7 +48,9 @@ export async function createServices(config: Config, log: Logger = createLogger(
   // Every payment participant is listed here, and only here: payment links hold quantity_limit;
   // invoices hold their amount due; disputes ask the processor about each new payment soon after
   // it succeeds; receipts queue the payer's email (last: it reads what the others recorded).
-  const paymentParticipants = [linkPaymentParticipant, invoicePaymentParticipant, disputePaymentParticipant, receiptParticipant];
+  // Installments first: the success of a plan's first part creates the plan (and its event) before
+  // the others record what the payment did to a link or an invoice; a card-update session sets the card.
+  const paymentParticipants = [installmentParticipant, linkPaymentParticipant, invoicePaymentParticipant, disputePaymentParticipant, receiptParticipant];
   const { stripe } = config;
   const processors = {
     test: stripe.test ? createStripeProcessor(stripe.test, stripe.apiUrl) : createSimulator(sql),

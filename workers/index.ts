@@ -11,13 +11,14 @@ import { refundsWorker } from './refunds.ts';
 import { disputesWorker } from './disputes.ts';
 import { emailWorker } from './email.ts';
 import { invoicesWorker } from './invoices.ts';
+import { installmentsWorker } from './installments.ts';
 import { ScheduleKeeper } from './schedules.ts';
 import { sessionExpiryWorker } from './session-expiry.ts';
 import type { WorkerDefinition } from './types.ts';
 import { webhookDeliveryWorker } from './webhook-delivery.ts';
 
 /** Every worker of the service; `npm run start:worker` and `npm start` run them all. */
-export const WORKERS: WorkerDefinition<never>[] = [maintenanceWorker, reconcileWorker, linkCountersWorker, webhookDeliveryWorker, sessionExpiryWorker, processorWorker, refundsWorker, disputesWorker, emailWorker, invoicesWorker];
+export const WORKERS: WorkerDefinition<never>[] = [maintenanceWorker, reconcileWorker, linkCountersWorker, webhookDeliveryWorker, sessionExpiryWorker, processorWorker, refundsWorker, disputesWorker, emailWorker, invoicesWorker, installmentsWorker];
 
 export interface RunningWorkers {
   workers: Worker[];

@@ -7,6 +7,8 @@ import { settleStuckRefunds } from '../src/refunds/settle.ts';
 import { reconcileDeliveries } from '../src/webhooks/deliver.ts';
 import { reconcileEmails } from '../src/email/send.ts';
 import { reconcileReminders } from '../src/invoices/reminders.ts';
+import { reconcileDueParts, settleStuckCharges } from '../src/installments/charge.ts';
+import { settleStuckSetups } from '../src/checkout/setups.ts';
 import type { Reconciler, WorkerDefinition } from './types.ts';
 
 /**
@@ -19,12 +21,18 @@ export const RECONCILERS: Reconciler[] = [
   // Before expiry: a session whose attempt is settled as declined can then expire in the same pass.
   // The payment participants (s.paymentParticipants) take part in a settled payment here as on the hosted page.
   { name: 'payments-in-flight', run: settleStuckPayments },
+  // Setup sessions' cards (a plan's card update) left in flight by a crash: asked again, recorded.
+  { name: 'card-setups-in-flight', run: settleStuckSetups },
   { name: 'checkout-session-expiry', run: reconcileExpiries },
   // After expiry: the intents of expired sessions are cancelled at the processor, or their late charge recorded and refunded.
   { name: 'checkout-intents', run: reconcileExpiredIntents },
   { name: 'refunds-pending', run: settleStuckRefunds },
   // New disputes (a lost sync job), decisions under review, submit/close calls left pending.
   { name: 'disputes', run: reconcileDisputes },
+  // Installment charges left in flight by a crash (asked again by payment id, recorded), then parts
+  // due whose charge job was lost (Redis flushed): before emails, since a charge may write one.
+  { name: 'installment-charges-in-flight', run: settleStuckCharges },
+  { name: 'installments-due', run: reconcileDueParts },
   // Reminders due whose job was lost (they write emails), then emails whose send job was lost.
   { name: 'invoice-reminders', run: reconcileReminders },
   { name: 'emails', run: reconcileEmails },

@@ -148,6 +148,26 @@ export interface paths {
         patch: operations["updateCustomer"];
         trace?: never;
     };
+    "/v1/customers/{id}/portal-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Create a customer portal link
+         * @description A one-time link (15 minutes) that signs the customer in to the customer portal, where they see their own payments, receipts, invoices and installment plans with you, pay an open invoice and replace the card of an active plan. `Idempotency-Key` is refused: the answer holds a live sign-in link, which is never stored; a retry makes another link, and an unused one expires by itself.
+         */
+        post: operations["createCustomerPortalSession"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/payment-links": {
         parameters: {
             query?: never;
@@ -541,6 +561,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/installment-plans": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List installment plans */
+        get: operations["listInstallmentPlans"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/installment-plans/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve an installment plan */
+        get: operations["retrieveInstallmentPlan"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Update an installment plan
+         * @description Sets the plan's `metadata` (merged key by key), in any status. The amounts, dates and card are the payer's agreement: they never change here.
+         */
+        patch: operations["updateInstallmentPlan"];
+        trace?: never;
+    };
+    "/v1/installment-plans/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Cancel an installment plan
+         * @description ACTIVE → CANCELLED: its unpaid parts are CANCELLED and never charged (`installment_plan.cancelled`). Refused while a part is being charged.
+         */
+        post: operations["cancelInstallmentPlan"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/emails": {
         parameters: {
             query?: never;
@@ -840,7 +918,7 @@ export interface paths {
         put?: never;
         /**
          * Advance time
-         * @description Runs now the time-based work of the test mode due within `seconds`: session expiries and invoice reminders.
+         * @description Runs now the time-based work of the test mode due within `seconds`: session expiries, invoice reminders, and installment parts and their retries (charged on the saved card).
          */
         post: operations["testHelpersAdvanceTime"];
         delete?: never;
@@ -1251,6 +1329,86 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "installment_plan.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * installment_plan.created
+         * @description A payer chose an installment plan and its first part was paid: the plan is ACTIVE. The service POSTs this event to each active endpoint of its mode subscribed to `installment_plan.created` (or `*`); `data.object` is the `installment_plan` as the API showed it then.
+         */
+        post: operations["webhook.installment_plan.created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "installment_plan.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * installment_plan.completed
+         * @description The last part of an installment plan was paid: the plan is COMPLETED. The service POSTs this event to each active endpoint of its mode subscribed to `installment_plan.completed` (or `*`); `data.object` is the `installment_plan` as the API showed it then.
+         */
+        post: operations["webhook.installment_plan.completed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "installment_plan.defaulted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * installment_plan.defaulted
+         * @description A part of an installment plan failed its last retry: the plan is DEFAULTED and its unpaid parts CANCELLED. The service POSTs this event to each active endpoint of its mode subscribed to `installment_plan.defaulted` (or `*`); `data.object` is the `installment_plan` as the API showed it then.
+         */
+        post: operations["webhook.installment_plan.defaulted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "installment_plan.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * installment_plan.cancelled
+         * @description An installment plan was cancelled: its unpaid parts are CANCELLED. The service POSTs this event to each active endpoint of its mode subscribed to `installment_plan.cancelled` (or `*`); `data.object` is the `installment_plan` as the API showed it then.
+         */
+        post: operations["webhook.installment_plan.cancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
@@ -1274,10 +1432,15 @@ export interface components {
              */
             status: "OPEN" | "COMPLETE" | "EXPIRED";
             /**
-             * @description Independent of `status`: an OPEN session may briefly be `paid` before it becomes COMPLETE.
+             * @description Independent of `status`: an OPEN session may briefly be `paid` before it becomes COMPLETE. `no_payment_required` for a `setup` session.
              * @enum {string}
              */
             payment_status: "unpaid" | "paid" | "no_payment_required";
+            /**
+             * @description `payment` charges `amount_cents`; `setup` (a customer replacing the card of an installment plan) saves a card and charges nothing (`amount_cents` 0).
+             * @enum {string}
+             */
+            mode: "payment" | "setup";
             /**
              * @description The total to be charged: `amount`, or the sum of the line items. In the smallest currency unit (cents for usd).
              * @example 2500
@@ -1362,7 +1525,7 @@ export interface components {
              */
             amount: number;
         };
-        /** @description One attempt to charge a card for a checkout session, made on the hosted page. */
+        /** @description One attempt to charge a card: for a checkout session, made on the hosted page, or for a later part of an installment plan, on the card saved with its first part. */
         payment: {
             /**
              * @description Unique identifier of the payment, prefix `pay_`.
@@ -1399,7 +1562,7 @@ export interface components {
              */
             customer_id: string | null;
             /**
-             * @description The checkout session paid (or tried).
+             * @description The checkout session paid (or tried); null for a later part of an installment plan, charged without one.
              * @example cs_01m89emrkt0006k689spej1tdy0e8
              */
             checkout_session_id: string | null;
@@ -1415,6 +1578,16 @@ export interface components {
              * @example in_01m89emrkt0006k689spej1tdy0e8
              */
             invoice_id: string | null;
+            /**
+             * @description The installment plan this payment pays a part of (its first part, paid on the hosted checkout, or a later one, charged on the saved card).
+             * @example ip_01m89emrkt0006k689spej1tdy0e8
+             */
+            installment_plan_id: string | null;
+            /**
+             * @description Which part of the plan it pays, from 1; null outside a plan.
+             * @example 2
+             */
+            installment_number: number | null;
             /** @description The email the payer entered (the receipt goes there). */
             email: string | null;
             /** @description "Name on card" as entered. */
@@ -1532,6 +1705,10 @@ export interface components {
             allow_partial_payments: boolean;
             /** @description The smallest part payment accepted (unless it is all that is due). */
             minimum_payment_cents: number | null;
+            /** @description The hosted page offers to pay what is due in installments. */
+            allow_installments: boolean;
+            /** @description The plans offered when `allow_installments` (the default when none were set: 3 monthly payments). */
+            installment_options: components["schemas"]["installment_option"][];
             /** @description The hosted page where the customer sees and pays the invoice, once sent. */
             hosted_invoice_url: string | null;
             /** @description The PDF of the invoice, once sent. */
@@ -1590,6 +1767,19 @@ export interface components {
              * @example 1795233990
              */
             updated: number;
+        };
+        /** @description A plan offered to the payer: how many payments, how far apart. */
+        installment_option: {
+            /**
+             * @description How many payments; the first is paid at once.
+             * @example 3
+             */
+            count: number;
+            /**
+             * @description Time between two payments: a calendar `week` or `month`.
+             * @enum {string}
+             */
+            interval: "week" | "month";
         };
         /** @description All or part of a SUCCEEDED payment given back. */
         refund: {
@@ -1737,6 +1927,175 @@ export interface components {
              * @example 1795233990
              */
             updated: number;
+        };
+        /** @description A payment link or an invoice paid in parts on a saved card: the first at once on the hosted checkout, the others on their dates. */
+        installment_plan: {
+            /**
+             * @description Unique identifier of the installment plan, prefix `ip_`.
+             * @example ip_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `installment_plan`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            object: "installment_plan";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description The customer paying (found or created by the payer's email, or the invoice's).
+             * @example cus_01m89emrkt0006k689spej1tdy0e8
+             */
+            customer_id: string;
+            /**
+             * @description The payment link it pays (null for an invoice's plan).
+             * @example pl_01m89emrkt0006k689spej1tdy0e8
+             */
+            payment_link_id: string | null;
+            /**
+             * @description The invoice it pays (null for a payment link's plan).
+             * @example in_01m89emrkt0006k689spej1tdy0e8
+             */
+            invoice_id: string | null;
+            /**
+             * @description The checkout session of its first part.
+             * @example cs_01m89emrkt0006k689spej1tdy0e8
+             */
+            checkout_session_id: string;
+            /**
+             * @description Three-letter ISO 4217 currency code, lowercase.
+             * @example usd
+             */
+            currency: string;
+            /**
+             * @description What the plan pays in all. In the smallest currency unit (cents for usd).
+             * @example 2500
+             */
+            total_cents: number;
+            /**
+             * @description The parts paid so far. In the smallest currency unit (cents for usd).
+             * @example 2500
+             */
+            amount_paid_cents: number;
+            /**
+             * @description How many parts.
+             * @example 3
+             */
+            count: number;
+            /**
+             * @description Time between two parts: a calendar `week` or `month` from the first payment.
+             * @enum {string}
+             */
+            interval: "week" | "month";
+            /**
+             * @description `ACTIVE` while parts remain; `COMPLETED` when the last is paid; `DEFAULTED` after a part's last retry failed; `CANCELLED` by the cancel call.
+             * @enum {string}
+             */
+            status: "ACTIVE" | "COMPLETED" | "DEFAULTED" | "CANCELLED";
+            /** @description The card the later parts are charged on, kept at the processor (never here): brand and last four only. */
+            card: {
+                /**
+                 * @description Card brand, such as `visa`.
+                 * @example visa
+                 */
+                brand: string | null;
+                /**
+                 * @description Last four digits of the card number.
+                 * @example 4242
+                 */
+                last4: string;
+            } | null;
+            /** @description Every part, in order. */
+            installments: components["schemas"]["installment"][];
+            /** @description What the payer agreed to: the card kept and charged on the plan's dates. */
+            agreement: {
+                /** @description The authorisation the payer ticked, word for word as shown. */
+                text: string;
+                /**
+                 * @description When the payer agreed. Unix time in seconds.
+                 * @example 1795233990
+                 */
+                agreed_at: number;
+                /**
+                 * @description The address the payer agreed from.
+                 * @example 203.0.113.7
+                 */
+                ip_address: string | null;
+            };
+            /**
+             * @description Where the plan's notices go (failed payments, default).
+             * @example jenny.rosen@example.com
+             */
+            email: string;
+            /** @description What is paid, as the payer saw it. */
+            description: string | null;
+            /** @description Up to 20 key/value pairs set by the merchant; returned unchanged in webhook payloads. */
+            metadata: {
+                [key: string]: string;
+            };
+            /**
+             * @description When it became COMPLETED. Unix time in seconds; null until then.
+             * @example 1795233990
+             */
+            completed_at: number | null;
+            /**
+             * @description When it became DEFAULTED. Unix time in seconds; null until then.
+             * @example 1795233990
+             */
+            defaulted_at: number | null;
+            /**
+             * @description When it became CANCELLED. Unix time in seconds; null until then.
+             * @example 1795233990
+             */
+            cancelled_at: number | null;
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+            /**
+             * @description When the object last changed. Unix time in seconds.
+             * @example 1795233990
+             */
+            updated: number;
+        };
+        /** @description One part of an installment plan. */
+        installment: {
+            /**
+             * @description Which part, from 1 (the first, paid on the hosted checkout).
+             * @example 2
+             */
+            number: number;
+            /**
+             * @description What this part charges; the parts add up to `total_cents` exactly (the remainder is on the first). In the smallest currency unit (cents for usd).
+             * @example 2500
+             */
+            amount_cents: number;
+            /**
+             * @description When it is charged. Unix time in seconds.
+             * @example 1795233990
+             */
+            due_at: number;
+            /**
+             * @description `SCHEDULED` until due; `PAID`; `RETRYING` after a declined charge (see `next_attempt_at`); `FAILED` after the last retry; `CANCELLED` with its plan.
+             * @enum {string}
+             */
+            status: "SCHEDULED" | "PAID" | "RETRYING" | "FAILED" | "CANCELLED";
+            /**
+             * @description When the next charge of it is due (its date, then the retry schedule); null once PAID, FAILED or CANCELLED. Unix time in seconds; null until then.
+             * @example 1795233990
+             */
+            next_attempt_at: number | null;
+            /**
+             * @description Charges of it tried so far.
+             * @example 1
+             */
+            attempt_count: number;
+            /**
+             * @description The payment of its last charge (the one that paid it, once PAID).
+             * @example pay_01m89emrkt0006k689spej1tdy0e8
+             */
+            payment_id: string | null;
         };
         /** @description The merchant behind the API key. */
         account: {
@@ -1969,6 +2328,38 @@ export interface components {
              */
             deleted: true;
         };
+        /** @description A one-time link that signs a customer in to the customer portal, where they see their own payments, receipts, invoices and installment plans with you. Nothing is kept that could show the link again. */
+        portal_session: {
+            /**
+             * @description Always `portal_session`.
+             * @constant
+             */
+            object: "portal_session";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description The customer the link signs in.
+             * @example cus_01m89emrkt0006k689spej1tdy0e8
+             */
+            customer_id: string;
+            /**
+             * @description The one-time sign-in link: send the customer there (a redirect from your site, or a link in your own email). It works once, until `expires_at`, then the portal offers to email a new one. Shown only in this answer.
+             * @example https://pay.example/portal/acct_01m89emrkt0006k689spej1tdy0e8/sign-in?token=…
+             */
+            url: string;
+            /**
+             * @description When the link stops working (15 minutes after it was made). Unix time in seconds.
+             * @example 1795233990
+             */
+            expires_at: number;
+            /** @description The `return_url` given, shown in the portal as "Back to <business name>"; null without one. */
+            return_url: string | null;
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
         /** @description A reusable or one-time public URL that collects a payment. */
         payment_link: {
             /**
@@ -2022,8 +2413,10 @@ export interface components {
             collect_email: boolean;
             /** @description The page asks for the payer's phone number. */
             collect_phone: boolean;
-            /** @description The link offers installment payment. */
+            /** @description The link offers installment payment: the payer may choose a plan of `installment_options` instead of paying in full. */
             installment_enabled: boolean;
+            /** @description The plans offered when `installment_enabled` (the default when none were set: 3 monthly payments). Options that would split the amount into parts under 1 are not offered. */
+            installment_options: components["schemas"]["installment_option"][];
             /** @description Hard cap on successful payments; reaching it makes the link COMPLETED. */
             quantity_limit: number | null;
             /** @description Times the public page was loaded. */
@@ -2243,6 +2636,23 @@ export interface components {
              */
             deleted: true;
         };
+        /** @description A page of `installment_plan` objects, newest first. */
+        installment_plan_list: {
+            /**
+             * @description Always `list`.
+             * @constant
+             */
+            object: "list";
+            /**
+             * @description The path this list was read from.
+             * @example /v1/customers
+             */
+            url: string;
+            /** @description True when another page follows the last object: call again with `starting_after` set to its id. */
+            has_more: boolean;
+            /** @description The objects of this page, newest first. */
+            data: components["schemas"]["installment_plan"][];
+        };
         /** @description A page of `email` objects, newest first. */
         email_list: {
             /**
@@ -2260,7 +2670,7 @@ export interface components {
             /** @description The objects of this page, newest first. */
             data: components["schemas"]["email"][];
         };
-        /** @description An email the service sent, or will send: receipt, refund notice, invoice, reminder or invitation. */
+        /** @description An email the service sent, or will send: receipt, refund notice, invoice, reminder, invitation, portal link, installment notices. */
         email: {
             /**
              * @description Unique identifier of the email, prefix `em_`.
@@ -2283,12 +2693,12 @@ export interface components {
              * @description Which email it is.
              * @enum {string}
              */
-            template: "receipt" | "refund_notice" | "invoice" | "invoice_reminder" | "invitation";
+            template: "receipt" | "refund_notice" | "invoice" | "invoice_reminder" | "invitation" | "portal_link" | "installment_failed" | "installment_defaulted";
             /** @description The subject line. */
             subject: string;
-            /** @description The plain-text part (not shown for an invitation). */
+            /** @description The plain-text part (not shown for an invitation or a portal link). */
             text: string;
-            /** @description The HTML part (not shown for an invitation). */
+            /** @description The HTML part (not shown for an invitation or a portal link). */
             html: string;
             /**
              * @description `PENDING` until sent (`SENT`) or given up (`FAILED`, with `last_error`).
@@ -2346,7 +2756,7 @@ export interface components {
             /** @description Internal label. */
             description: string | null;
             /** @description The event types sent to this endpoint (see `GET /v1/event-types`); `["*"]` subscribes to every type. */
-            enabled_events: ("checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "*")[];
+            enabled_events: ("checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled" | "*")[];
             /** @description False pauses deliveries (they wait as PAUSED and go when it is true again). */
             is_active: boolean;
             /**
@@ -2404,7 +2814,7 @@ export interface components {
             /** @description Internal label. */
             description: string | null;
             /** @description The event types sent to this endpoint (see `GET /v1/event-types`); `["*"]` subscribes to every type. */
-            enabled_events: ("checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "*")[];
+            enabled_events: ("checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled" | "*")[];
             /** @description False pauses deliveries (they wait as PAUSED and go when it is true again). */
             is_active: boolean;
             /**
@@ -2560,7 +2970,7 @@ export interface components {
              * @description What happened (see `GET /v1/event-types`).
              * @enum {string}
              */
-            type: "checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible";
+            type: "checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled";
             /**
              * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
              * @example 2026-11-01
@@ -2568,7 +2978,7 @@ export interface components {
             api_version: string;
             /** @description The resource concerned, in full, as the API showed it when the event happened. */
             data: {
-                object: components["schemas"]["checkout_session"] | components["schemas"]["payment"] | components["schemas"]["refund"] | components["schemas"]["dispute"] | components["schemas"]["invoice"];
+                object: components["schemas"]["checkout_session"] | components["schemas"]["payment"] | components["schemas"]["refund"] | components["schemas"]["dispute"] | components["schemas"]["invoice"] | components["schemas"]["installment_plan"];
             };
             /**
              * @description When the object was created. Unix time in seconds.
@@ -2607,7 +3017,7 @@ export interface components {
              * @description The name to list in `enabled_events`.
              * @enum {string}
              */
-            type: "checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible";
+            type: "checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled";
             /** @description When an event of this type is sent. */
             description: string;
         };
@@ -2643,6 +3053,8 @@ export interface components {
             checkout_sessions_expired: number;
             /** @description Invoice reminders sent. */
             invoice_reminders_sent: number;
+            /** @description Charges of installment parts made (paid or declined), retries included. */
+            installments_charged: number;
             /** @description True when more work was due than one call does: call again. */
             has_more: boolean;
         };
@@ -2755,8 +3167,11 @@ export type CheckoutSession = components['schemas']['checkout_session'];
 export type LineItem = components['schemas']['line_item'];
 export type Payment = components['schemas']['payment'];
 export type Invoice = components['schemas']['invoice'];
+export type InstallmentOption = components['schemas']['installment_option'];
 export type Refund = components['schemas']['refund'];
 export type Dispute = components['schemas']['dispute'];
+export type InstallmentPlan = components['schemas']['installment_plan'];
+export type Installment = components['schemas']['installment'];
 export type Account = components['schemas']['account'];
 export type Error = components['schemas']['error'];
 export type ApiKeyList = components['schemas']['api_key_list'];
@@ -2765,6 +3180,7 @@ export type ApiKeyWithSecret = components['schemas']['api_key_with_secret'];
 export type Customer = components['schemas']['customer'];
 export type CustomerList = components['schemas']['customer_list'];
 export type DeletedCustomer = components['schemas']['deleted_customer'];
+export type PortalSession = components['schemas']['portal_session'];
 export type PaymentLink = components['schemas']['payment_link'];
 export type PaymentLinkList = components['schemas']['payment_link_list'];
 export type PaymentLinkAnalytics = components['schemas']['payment_link_analytics'];
@@ -2775,6 +3191,7 @@ export type RefundList = components['schemas']['refund_list'];
 export type DisputeList = components['schemas']['dispute_list'];
 export type InvoiceList = components['schemas']['invoice_list'];
 export type DeletedInvoice = components['schemas']['deleted_invoice'];
+export type InstallmentPlanList = components['schemas']['installment_plan_list'];
 export type EmailList = components['schemas']['email_list'];
 export type Email = components['schemas']['email'];
 export type WebhookEndpointWithSecret = components['schemas']['webhook_endpoint_with_secret'];
@@ -3281,6 +3698,49 @@ export interface operations {
             default: components["responses"]["error_5xx"];
         };
     };
+    createCustomerPortalSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the customer (`cus_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Where the portal's "Back to <business name>" link goes: an absolute https URL, or a URL of this service. Without it the portal shows no such link.
+                     * @example https://shop.example/account
+                     */
+                    return_url?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A one-time link that signs a customer in to the customer portal, where they see their own payments, receipts, invoices and installment plans with you. Nothing is kept that could show the link again. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    /** @description Present on an answer replayed for a retry with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["portal_session"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            404: components["responses"]["error_404"];
+            413: components["responses"]["error_413"];
+            415: components["responses"]["error_415"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
     listPaymentLinks: {
         parameters: {
             query?: {
@@ -3356,8 +3816,20 @@ export interface operations {
                     collect_email?: boolean;
                     /** @description The page asks for the payer's phone number. */
                     collect_phone?: boolean;
-                    /** @description The link offers installment payment. */
+                    /** @description The page offers to pay in installments (`installment_options`) besides paying in full. */
                     installment_enabled?: boolean;
+                    installment_options?: {
+                        /**
+                         * @description How many payments, 2 to 24; the first is paid at once.
+                         * @example 3
+                         */
+                        count: number;
+                        /**
+                         * @description Time between two payments: a calendar `week` or `month`.
+                         * @enum {string}
+                         */
+                        interval: "week" | "month";
+                    }[] | null;
                     /** @description Hard cap on successful payments; reaching it makes the link COMPLETED. */
                     quantity_limit?: number | null;
                     /** @description After this the link takes no payment. Unix time in seconds; null until then. */
@@ -3458,8 +3930,20 @@ export interface operations {
                     collect_email?: boolean;
                     /** @description The page asks for the payer's phone number. */
                     collect_phone?: boolean;
-                    /** @description The link offers installment payment. */
+                    /** @description The page offers to pay in installments (`installment_options`) besides paying in full. */
                     installment_enabled?: boolean;
+                    installment_options?: {
+                        /**
+                         * @description How many payments, 2 to 24; the first is paid at once.
+                         * @example 3
+                         */
+                        count: number;
+                        /**
+                         * @description Time between two payments: a calendar `week` or `month`.
+                         * @enum {string}
+                         */
+                        interval: "week" | "month";
+                    }[] | null;
                     /** @description Hard cap on successful payments; reaching it makes the link COMPLETED. */
                     quantity_limit?: number | null;
                     /** @description After this the link takes no payment. Unix time in seconds; null until then. */
@@ -3750,7 +4234,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description One attempt to charge a card for a checkout session, made on the hosted page. */
+            /** @description One attempt to charge a card: for a checkout session, made on the hosted page, or for a later part of an installment plan, on the card saved with its first part. */
             200: {
                 headers: {
                     /** @description The id of this request (`req_…`): quote it when reporting a problem. */
@@ -4174,6 +4658,20 @@ export interface operations {
                     allow_partial_payments?: boolean;
                     /** @description The smallest part payment accepted (unless it is all that is due). */
                     minimum_payment_cents?: number | null;
+                    /** @description The hosted page offers to pay what is due in installments (`installment_options`). */
+                    allow_installments?: boolean;
+                    installment_options?: {
+                        /**
+                         * @description How many payments, 2 to 24; the first is paid at once.
+                         * @example 3
+                         */
+                        count: number;
+                        /**
+                         * @description Time between two payments: a calendar `week` or `month`.
+                         * @enum {string}
+                         */
+                        interval: "week" | "month";
+                    }[] | null;
                     metadata?: {
                         [key: string]: string | null;
                     } | null;
@@ -4300,6 +4798,20 @@ export interface operations {
                     allow_partial_payments?: boolean;
                     /** @description The smallest part payment accepted (unless it is all that is due). */
                     minimum_payment_cents?: number | null;
+                    /** @description The hosted page offers to pay what is due in installments (`installment_options`). */
+                    allow_installments?: boolean;
+                    installment_options?: {
+                        /**
+                         * @description How many payments, 2 to 24; the first is paid at once.
+                         * @example 3
+                         */
+                        count: number;
+                        /**
+                         * @description Time between two payments: a calendar `week` or `month`.
+                         * @enum {string}
+                         */
+                        interval: "week" | "month";
+                    }[] | null;
                     metadata?: {
                         [key: string]: string | null;
                     } | null;
@@ -4474,6 +4986,153 @@ export interface operations {
             default: components["responses"]["error_5xx"];
         };
     };
+    listInstallmentPlans: {
+        parameters: {
+            query?: {
+                /** @description How many objects a page holds, 1 to 100. */
+                limit?: number;
+                /** @description The next page: the objects after this id (the last `id` of the previous page). Keeps working after its object is deleted. */
+                starting_after?: string;
+                /** @description The previous page: the objects before this id (the first `id` of the current page). Not with `starting_after`. */
+                ending_before?: string;
+                /** @description Only the objects of this customer (`cus_…`); the same filter as `customer_id`. */
+                customer?: string;
+                /** @description Only the objects of this customer (`cus_…`). */
+                customer_id?: string;
+                /** @description Only the plans in this status. */
+                status?: "ACTIVE" | "COMPLETED" | "DEFAULTED" | "CANCELLED";
+                /** @description Only the plans of this payment link (`pl_…`). */
+                payment_link_id?: string;
+                /** @description Only the plans paying this invoice (`in_…`). */
+                invoice_id?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of `installment_plan` objects, newest first. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["installment_plan_list"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    retrieveInstallmentPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the installment plan (`ip_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A payment link or an invoice paid in parts on a saved card: the first at once on the hosted checkout, the others on their dates. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["installment_plan"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            404: components["responses"]["error_404"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    updateInstallmentPlan: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the installment plan (`ip_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    metadata?: {
+                        [key: string]: string | null;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description A payment link or an invoice paid in parts on a saved card: the first at once on the hosted checkout, the others on their dates. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["installment_plan"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            404: components["responses"]["error_404"];
+            413: components["responses"]["error_413"];
+            415: components["responses"]["error_415"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    cancelInstallmentPlan: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is kept for 24 hours per account, mode and key and replayed (with `Idempotent-Replayed: true`) for a retry with the same method, path and body; the same key with another request is `400 idempotency_key_reused`, and a retry while the first still runs `409 idempotency_key_in_progress`. A random UUID per intended operation is a good key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /** @description The id of the installment plan (`ip_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A payment link or an invoice paid in parts on a saved card: the first at once on the hosted checkout, the others on their dates. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    /** @description Present on an answer replayed for a retry with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["installment_plan"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            404: components["responses"]["error_404"];
+            409: components["responses"]["error_409"];
+            413: components["responses"]["error_413"];
+            415: components["responses"]["error_415"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
     listEmails: {
         parameters: {
             query?: {
@@ -4486,7 +5145,7 @@ export interface operations {
                 /** @description Only the objects whose `status` is this. `PENDING` until sent (`SENT`) or given up (`FAILED`, with `last_error`). */
                 status?: "PENDING" | "SENT" | "FAILED";
                 /** @description Only the objects whose `template` is this. Which email it is. */
-                template?: "receipt" | "refund_notice" | "invoice" | "invoice_reminder" | "invitation";
+                template?: "receipt" | "refund_notice" | "invoice" | "invoice_reminder" | "invitation" | "portal_link" | "installment_failed" | "installment_defaulted";
                 /** @description Only the objects whose `related_object` is this. The id of what the email is about: a payment, refund or invoice. */
                 related_object?: string;
                 /** @description Only the objects whose `to` is this. The recipient. */
@@ -4526,7 +5185,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description An email the service sent, or will send: receipt, refund notice, invoice, reminder or invitation. */
+            /** @description An email the service sent, or will send: receipt, refund notice, invoice, reminder, invitation, portal link, installment notices. */
             200: {
                 headers: {
                     /** @description The id of this request (`req_…`): quote it when reporting a problem. */
@@ -4594,7 +5253,7 @@ export interface operations {
                      */
                     url: string;
                     /** @description The event types to send (see `GET /v1/event-types`), or `["*"]` alone for every type. */
-                    enabled_events: ("checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "*")[];
+                    enabled_events: ("checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled" | "*")[];
                     /** @description Internal label. */
                     description?: string | null;
                 };
@@ -4699,7 +5358,7 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The event types to send (see `GET /v1/event-types`), or `["*"]` alone for every type. */
-                    enabled_events?: ("checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "*")[];
+                    enabled_events?: ("checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled" | "*")[];
                     /** @description Internal label. */
                     description?: string | null;
                     /** @description False pauses deliveries (they wait as PAUSED and go when it is true again). */
@@ -4866,7 +5525,7 @@ export interface operations {
                      * @description The type of the sample event.
                      * @enum {string}
                      */
-                    type: "checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible";
+                    type: "checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled";
                 };
             };
         };
@@ -4903,7 +5562,7 @@ export interface operations {
                 /** @description The previous page: the objects before this id (the first `id` of the current page). Not with `starting_after`. */
                 ending_before?: string;
                 /** @description Only the events of this type. */
-                type?: "checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible";
+                type?: "checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled";
                 /** @description Only the events created at or after this time, Unix seconds. */
                 "created[gte]"?: number;
                 /** @description Only the events created at or before this time, Unix seconds. */
@@ -6402,7 +7061,259 @@ export interface operations {
             };
         };
     };
+    "webhook.installment_plan.created": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `t=<unix seconds>,v1=<hex>`: `v1` is the lowercase hex HMAC-SHA256, keyed by the endpoint's whole `whsec_…` secret, of `"<t>.<raw body>"`, computed afresh for each attempt. For 24 hours after a rotation it carries two `v1` entries, the new secret's first. Verify it over the raw bytes received and refuse a `t` more than 5 minutes from your clock. */
+                "Service-Signature": string;
+                /** @description The event id (`evt_…`): the same on every retry and resend, to drop duplicates by. */
+                "Service-Event-Id": string;
+                /** @description The delivery id (`wd_…`): a resend is a new delivery. */
+                "Service-Delivery-Id": string;
+                /** @description The sender. */
+                "User-Agent": "payments-service-webhooks/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Unique identifier of the event, prefix `evt_`.
+                     * @example evt_01m89emrkt0006k689spej1tdy0e8
+                     */
+                    id: string;
+                    /**
+                     * @description Always `event`.
+                     * @constant
+                     */
+                    object: "event";
+                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+                    livemode: boolean;
+                    /**
+                     * @description A payer chose an installment plan and its first part was paid: the plan is ACTIVE.
+                     * @constant
+                     */
+                    type: "installment_plan.created";
+                    /**
+                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+                     * @example 2026-11-01
+                     */
+                    api_version: string;
+                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
+                    data: {
+                        object: components["schemas"]["installment_plan"];
+                    };
+                    /**
+                     * @description When the object was created. Unix time in seconds.
+                     * @example 1795233990
+                     */
+                    created: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 seconds acknowledges the delivery. Anything else (another status, a redirect, a timeout) fails the attempt: 7 attempts in all over about 10.5 hours. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.installment_plan.completed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `t=<unix seconds>,v1=<hex>`: `v1` is the lowercase hex HMAC-SHA256, keyed by the endpoint's whole `whsec_…` secret, of `"<t>.<raw body>"`, computed afresh for each attempt. For 24 hours after a rotation it carries two `v1` entries, the new secret's first. Verify it over the raw bytes received and refuse a `t` more than 5 minutes from your clock. */
+                "Service-Signature": string;
+                /** @description The event id (`evt_…`): the same on every retry and resend, to drop duplicates by. */
+                "Service-Event-Id": string;
+                /** @description The delivery id (`wd_…`): a resend is a new delivery. */
+                "Service-Delivery-Id": string;
+                /** @description The sender. */
+                "User-Agent": "payments-service-webhooks/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Unique identifier of the event, prefix `evt_`.
+                     * @example evt_01m89emrkt0006k689spej1tdy0e8
+                     */
+                    id: string;
+                    /**
+                     * @description Always `event`.
+                     * @constant
+                     */
+                    object: "event";
+                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+                    livemode: boolean;
+                    /**
+                     * @description The last part of an installment plan was paid: the plan is COMPLETED.
+                     * @constant
+                     */
+                    type: "installment_plan.completed";
+                    /**
+                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+                     * @example 2026-11-01
+                     */
+                    api_version: string;
+                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
+                    data: {
+                        object: components["schemas"]["installment_plan"];
+                    };
+                    /**
+                     * @description When the object was created. Unix time in seconds.
+                     * @example 1795233990
+                     */
+                    created: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 seconds acknowledges the delivery. Anything else (another status, a redirect, a timeout) fails the attempt: 7 attempts in all over about 10.5 hours. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.installment_plan.defaulted": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `t=<unix seconds>,v1=<hex>`: `v1` is the lowercase hex HMAC-SHA256, keyed by the endpoint's whole `whsec_…` secret, of `"<t>.<raw body>"`, computed afresh for each attempt. For 24 hours after a rotation it carries two `v1` entries, the new secret's first. Verify it over the raw bytes received and refuse a `t` more than 5 minutes from your clock. */
+                "Service-Signature": string;
+                /** @description The event id (`evt_…`): the same on every retry and resend, to drop duplicates by. */
+                "Service-Event-Id": string;
+                /** @description The delivery id (`wd_…`): a resend is a new delivery. */
+                "Service-Delivery-Id": string;
+                /** @description The sender. */
+                "User-Agent": "payments-service-webhooks/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Unique identifier of the event, prefix `evt_`.
+                     * @example evt_01m89emrkt0006k689spej1tdy0e8
+                     */
+                    id: string;
+                    /**
+                     * @description Always `event`.
+                     * @constant
+                     */
+                    object: "event";
+                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+                    livemode: boolean;
+                    /**
+                     * @description A part of an installment plan failed its last retry: the plan is DEFAULTED and its unpaid parts CANCELLED.
+                     * @constant
+                     */
+                    type: "installment_plan.defaulted";
+                    /**
+                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+                     * @example 2026-11-01
+                     */
+                    api_version: string;
+                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
+                    data: {
+                        object: components["schemas"]["installment_plan"];
+                    };
+                    /**
+                     * @description When the object was created. Unix time in seconds.
+                     * @example 1795233990
+                     */
+                    created: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 seconds acknowledges the delivery. Anything else (another status, a redirect, a timeout) fails the attempt: 7 attempts in all over about 10.5 hours. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.installment_plan.cancelled": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `t=<unix seconds>,v1=<hex>`: `v1` is the lowercase hex HMAC-SHA256, keyed by the endpoint's whole `whsec_…` secret, of `"<t>.<raw body>"`, computed afresh for each attempt. For 24 hours after a rotation it carries two `v1` entries, the new secret's first. Verify it over the raw bytes received and refuse a `t` more than 5 minutes from your clock. */
+                "Service-Signature": string;
+                /** @description The event id (`evt_…`): the same on every retry and resend, to drop duplicates by. */
+                "Service-Event-Id": string;
+                /** @description The delivery id (`wd_…`): a resend is a new delivery. */
+                "Service-Delivery-Id": string;
+                /** @description The sender. */
+                "User-Agent": "payments-service-webhooks/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Unique identifier of the event, prefix `evt_`.
+                     * @example evt_01m89emrkt0006k689spej1tdy0e8
+                     */
+                    id: string;
+                    /**
+                     * @description Always `event`.
+                     * @constant
+                     */
+                    object: "event";
+                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+                    livemode: boolean;
+                    /**
+                     * @description An installment plan was cancelled: its unpaid parts are CANCELLED.
+                     * @constant
+                     */
+                    type: "installment_plan.cancelled";
+                    /**
+                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+                     * @example 2026-11-01
+                     */
+                    api_version: string;
+                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
+                    data: {
+                        object: components["schemas"]["installment_plan"];
+                    };
+                    /**
+                     * @description When the object was created. Unix time in seconds.
+                     * @example 1795233990
+                     */
+                    created: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 seconds acknowledges the delivery. Anything else (another status, a redirect, a timeout) fails the attempt: 7 attempts in all over about 10.5 hours. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
 }
 
 /** The POST operations that refuse an `Idempotency-Key` (the client sends none there). */
-export const POSTS_WITHOUT_IDEMPOTENCY_KEY: readonly string[] = ["/v1/api-keys","/v1/api-keys/{id}/roll","/v1/api-keys/{id}/revoke"];
+export const POSTS_WITHOUT_IDEMPOTENCY_KEY: readonly string[] = ["/v1/api-keys","/v1/api-keys/{id}/roll","/v1/api-keys/{id}/revoke","/v1/customers/{id}/portal-sessions"];

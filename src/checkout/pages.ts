@@ -25,6 +25,7 @@ import type { Services } from '../services.ts';
 import { elementPages, refuseLivePayment } from './element.ts';
 import { expireOnRead } from './expiry.ts';
 import { finishChallenge, payWithCard, pendingChallenge, type PayResult } from './pay.ts';
+import { findSetup, finishSetupChallenge, setupWithCard, succeededSetupOf, type SetupOutcome } from './setups.ts';
 import * as store from './store.ts';
 import type { SessionRow } from './store.ts';
 import * as views from './views.ts';
@@ -94,7 +95,41 @@ export function checkoutPagesRouter(s: Services): Router {
     html(res, status, views.checkoutPage(row, paths, { ...state, csrf: token, email, name }, await branding(res, row)));
   }
 
+  /** A setup session's card form (the simulator's form: setup sessions are not made for the Payment Element). */
+  async function showSetupForm(req: Request, res: Response, row: SessionRow, status: number, state: Partial<views.FormState> = {}) {
+    const processor = processorOf(row);
+    if (!processor) return refuseLivePayment(s, res, row);
+    if (processor.collectsCard !== 'server') return html(res, 503, messagePage('Unavailable', 'Saving a card here is not available yet. Please contact the merchant.'));
+    allowFormTargets(res, [row.success_url]);
+    const token = await csrf.token(req, res, row.id);
+    const email = state.email ?? (await prefillEmail(row));
+    html(res, status, views.setupPage(row, paths, { ...state, csrf: token, email, name: state.name }, await branding(res, row)));
+  }
+
+  async function showSetupSession(req: Request, res: Response, row: SessionRow) {
+    if (row.status === 'OPEN') return showSetupForm(req, res, row, 200);
+    if (row.status === 'EXPIRED') return html(res, 200, views.setupExpiredPage(row, await branding(res, row)));
+    html(res, 200, views.setupCompletedPage(row, await succeededSetupOf(s.sql, row.id), successRedirect(row), await branding(res, row)));
+  }
+
+  /** What the payer sees after a setup attempt or its challenge. */
+  async function answerSetup(req: Request, res: Response, result: SetupOutcome, entered: { email: string; name: string }) {
+    switch (result.kind) {
+      case 'succeeded':
+        return res.redirect(303, here(result.session));
+      case 'requires_action':
+        return res.redirect(303, `${here(result.session)}/authenticate?setup=${result.setup.id}`);
+      case 'declined':
+        return showSetupForm(req, res, result.session, 402, { ...entered, message: result.setup.failure_message });
+      case 'in_progress':
+        return html(res, 409, messagePage('Saving your card', 'Your card is being saved. Reload this page in a minute to see the outcome.'));
+      default:
+        return res.redirect(303, here(result.session));
+    }
+  }
+
   async function showSession(req: Request, res: Response, row: SessionRow) {
+    if (row.mode === 'setup') return showSetupSession(req, res, row);
     if (row.status === 'OPEN') return showForm(req, res, row, 200);
     if (row.status === 'EXPIRED') return html(res, 200, views.expiredPage(row, await branding(res, row)));
     const payment = row.payment_id ? await findPayment(s.sql, ownerOf(row), row.payment_id) : undefined;
@@ -133,24 +168,35 @@ export function checkoutPagesRouter(s: Services): Router {
     if (processor.collectsCard !== 'server') return res.redirect(303, here(row));
     const body = (req.body ?? {}) as Record<string, unknown>;
     const entered = { email: str(body.email), name: str(body.name) };
+    const setup = row.mode === 'setup';
+    const again = setup ? showSetupForm : showForm;
     if (!(await csrf.verify(req, row.id))) {
-      return showForm(req, res, row, 403, { ...entered, message: 'This form has expired. Please enter your card details again.' });
+      return again(req, res, row, 403, { ...entered, message: 'This form has expired. Please enter your card details again.' });
     }
     const throttled = await limits.payAttempt(clientAddress(req), row.id);
     if (throttled) {
       req.log.warn({ session: row.id, retryAfter: throttled.retryAfterSeconds }, 'payment attempt throttled');
-      return showForm(req, res, row, 429, { ...entered, message: `Too many payment attempts. ${throttledAnswer(res, throttled)}` });
+      return again(req, res, row, 429, { ...entered, message: `Too many payment attempts. ${throttledAnswer(res, throttled)}` });
     }
     const fields: CardForm = { ...entered, card_number: str(body.card_number), expiry: str(body.expiry), cvc: str(body.cvc) };
     const parsed = parseCardForm(fields);
     const unreadable = unreadableFields(entered, { email: 'The email', name: 'The name' });
     if (unreadable || 'errors' in parsed) {
-      return showForm(req, res, row, 400, { ...entered, errors: { ...('errors' in parsed ? parsed.errors : {}), ...unreadable } });
+      return again(req, res, row, 400, { ...entered, errors: { ...('errors' in parsed ? parsed.errors : {}), ...unreadable } });
     }
+    // A setup session saves the card (a plan's card update): the same checks, no charge.
+    if (setup) return answerSetup(req, res, await setupWithCard(s, row, parsed.card, parsed.email, req.log), entered);
     await answer(req, res, await payWithCard(s, row, parsed.card, parsed.email, req.log), entered);
   }, ['email', 'name']));
 
   r.get('/:id/authenticate', security, page(async (req, res, row) => {
+    if (row.mode === 'setup') {
+      const id = str(req.query.setup);
+      const waiting = row.status === 'OPEN' && isId('seti', id) ? await findSetup(s.sql, row.id, id) : undefined;
+      if (!waiting || waiting.status !== 'PENDING' || waiting.next_action !== 'three_d_secure') return res.redirect(303, here(row));
+      allowFormTargets(res, [row.success_url]);
+      return html(res, 200, views.setupChallengePage(row, waiting, paths, await csrf.token(req, res, row.id), await branding(res, row)));
+    }
     const payment = row.status === 'OPEN' ? await pendingChallenge(s, row, str(req.query.payment)) : undefined;
     if (!payment) return res.redirect(303, here(row));
     allowFormTargets(res, [row.success_url]);
@@ -160,6 +206,16 @@ export function checkoutPagesRouter(s: Services): Router {
   r.post('/:id/authenticate', security, form, page(async (req, res, row) => {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const outcome = str(body.outcome);
+    if (row.mode === 'setup') {
+      const id = str(body.setup);
+      if (row.status !== 'OPEN' || !isId('seti', id) || (outcome !== 'complete' && outcome !== 'fail')) return res.redirect(303, here(row));
+      if (!(await csrf.verify(req, row.id))) {
+        return html(res, 403, messagePage('Please try again', 'This form has expired. Go back to the page and save your card again.'));
+      }
+      const result = await finishSetupChallenge(s, row, id, outcome, req.log);
+      const setup = result.kind === 'declined' ? result.setup : undefined;
+      return answerSetup(req, res, result, { email: setup?.email ?? '', name: setup?.billing_name ?? '' });
+    }
     if (row.status !== 'OPEN' || !isId('pay', str(body.payment)) || (outcome !== 'complete' && outcome !== 'fail')) {
       return res.redirect(303, here(row));
     }

@@ -1,5 +1,6 @@
 import type { Tx } from '../db/tx.ts';
 import type { PaymentRow } from '../payments/store.ts';
+import type { CardSetupRow } from './setups.ts';
 import type { SessionRow } from './store.ts';
 
 /**
@@ -21,6 +22,22 @@ export interface PaymentParticipant {
    * the processor call (a link's places) it counts from the attempts in flight.
    */
   beforeCharge(tx: Tx, session: SessionRow): Promise<string | null>;
+  /**
+   * Before a payment of a session that names no customer is marked SUCCEEDED, in the transaction
+   * that records it: the customer it belongs to, or null. The first participant to name one wins;
+   * the payment, the session and their events carry it (an installment plan's first part: the
+   * plan's customer, found or made by the payer's email).
+   */
+  customerOf?(tx: Tx, session: SessionRow, attempt: PaymentRow): Promise<string | null>;
   /** After the payment SUCCEEDED and the session became COMPLETE, in the same transaction (the one recording the outcome). */
   afterSuccess(tx: Tx, session: SessionRow, payment: PaymentRow): Promise<void>;
+  /**
+   * After a payment made without a checkout session SUCCEEDED (a later part of an installment
+   * plan, charged off-session on the card saved with its first part), in the transaction that
+   * records it. The payment carries what its plan's first session did (link, invoice, customer).
+   * Its charge was agreed with the plan: nothing may refuse it, so there is no beforeCharge.
+   */
+  afterOffSessionSuccess?(tx: Tx, payment: PaymentRow): Promise<void>;
+  /** After a setup session saved a card (the session became COMPLETE), in the same transaction. */
+  afterSetup?(tx: Tx, session: SessionRow, setup: CardSetupRow): Promise<void>;
 }

@@ -14,6 +14,7 @@ import { callAndRecord, failPending, recordAttemptFailure, recordOutcome, type P
 import * as store from './store.ts';
 import type { SessionRow } from './store.ts';
 import { ownerOf } from '../lib/owner.ts';
+import { isPlanChoice } from '../lib/installments.ts';
 
 export type { PayResult } from './settle.ts';
 
@@ -99,6 +100,7 @@ export async function intentOf(s: Services, row: SessionRow): Promise<{ id: stri
     currency: row.currency,
     customer: customer?.processor_customer_id ?? null,
     livemode: row.livemode,
+    saveCard: isPlanChoice(row.installment),
   });
   const stored = await store.storePaymentIntent(s.sql, ownerOf(row), row.id, intent.id);
   row.payment_intent_id = stored ?? intent.id;
@@ -136,7 +138,9 @@ export async function payWithCard(
   });
   if (started.kind !== 'started') return started;
   const { session, attempt } = started;
-  return callAndRecord(s, session, attempt, log, () => processor.confirmPaymentIntent(session.payment_intent_id!, attempt.id, card));
+  // The first part of an installment plan: the processor keeps the card for the later parts.
+  const saveCard = isPlanChoice(session.installment);
+  return callAndRecord(s, session, attempt, log, () => processor.confirmPaymentIntent(session.payment_intent_id!, attempt.id, card, { saveCard }));
 }
 
 /** The payer passed or failed the 3-D Secure challenge of attempt `paymentId`: the same three steps. */

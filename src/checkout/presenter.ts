@@ -25,7 +25,10 @@ export const CheckoutSessionObject = z
     status: z.enum(SESSION_STATUSES).meta({ description: '`OPEN` after creation, `COMPLETE` once paid, `EXPIRED` after `expires_at` or the expire call.' }),
     payment_status: z
       .enum(['unpaid', 'paid', 'no_payment_required'])
-      .meta({ description: 'Independent of `status`: an OPEN session may briefly be `paid` before it becomes COMPLETE.' }),
+      .meta({ description: 'Independent of `status`: an OPEN session may briefly be `paid` before it becomes COMPLETE. `no_payment_required` for a `setup` session.' }),
+    mode: z
+      .enum(['payment', 'setup'])
+      .meta({ description: '`payment` charges `amount_cents`; `setup` (a customer replacing the card of an installment plan) saves a card and charges nothing (`amount_cents` 0).' }),
     amount_cents: amountCents('The total to be charged: `amount`, or the sum of the line items.'),
     currency: currencyCode(),
     success_url: z
@@ -61,6 +64,7 @@ export function presentSession(row: SessionRow, checkoutUrl: string): CheckoutSe
     livemode: row.livemode,
     status: row.status,
     payment_status: row.payment_status,
+    mode: row.mode,
     amount_cents: row.amount_cents,
     currency: row.currency,
     success_url: row.success_url,

@@ -9,6 +9,7 @@ import type { Services } from '../services.ts';
 import { expireInTx, expireOnRead } from './expiry.ts';
 import { scheduleExpiry, unscheduleExpiry } from './jobs.ts';
 import { MAX_AMOUNT } from '../lib/currency.ts';
+import type { InstallmentChoice } from '../lib/installments.ts';
 import type { CreateSessionInput, ListSessions } from './schema.ts';
 import * as store from './store.ts';
 import type { Owner, SessionRow } from './store.ts';
@@ -55,7 +56,7 @@ export async function createSession(
   s: Services,
   owner: Owner,
   input: CreateSessionInput,
-  extra: { paymentLinkId?: string; linkSource?: string; description?: string; invoiceId?: string } = {},
+  extra: { paymentLinkId?: string; linkSource?: string; description?: string; invoiceId?: string; installment?: InstallmentChoice } = {},
 ): Promise<SessionRow> {
   const now = new Date();
   const createdUnix = Math.floor(now.getTime() / 1000);
@@ -78,12 +79,49 @@ export async function createSession(
     payment_link_id: extra.paymentLinkId ?? null,
     link_source: extra.linkSource ?? null,
     invoice_id: extra.invoiceId ?? null,
+    installment: extra.installment ?? null,
     expires_at: new Date(expiresAt * 1000),
     created_at: now,
   });
   await scheduleExpiry(s, row).catch((err: unknown) => s.log.warn({ err, sessionId: row.id }, 'could not schedule expiry; reconcile will expire it'));
   return row;
 }
+
+/**
+ * A setup session (mode `setup`): the hosted checkout collects a card (3-D Secure included) and
+ * the processor saves it, with no charge (payment_status `no_payment_required`); the participants'
+ * afterSetup then use it (installments: the plan's new card). Expires in an hour.
+ */
+export async function createSetupSession(
+  s: Services,
+  owner: Owner,
+  input: { currency: string; returnUrl: string; customerId: string | null; customerEmail: string | null; description: string; installment: InstallmentChoice },
+): Promise<SessionRow> {
+  const now = new Date();
+  const row = await store.insertSession(s.sql, owner, {
+    id: newId('cs'),
+    amount_cents: 0,
+    currency: input.currency,
+    success_url: input.returnUrl,
+    cancel_url: input.returnUrl,
+    customer_id: input.customerId,
+    customer_email: input.customerEmail,
+    line_items: null,
+    description: input.description,
+    metadata: {},
+    payment_link_id: null,
+    link_source: null,
+    mode: 'setup',
+    installment: input.installment,
+    expires_at: new Date(now.getTime() + SETUP_SESSION_SECONDS * 1000),
+    created_at: now,
+  });
+  await scheduleExpiry(s, row).catch((err: unknown) => s.log.warn({ err, sessionId: row.id }, 'could not schedule expiry; reconcile will expire it'));
+  return row;
+}
+
+/** How long a setup session stays open. */
+export const SETUP_SESSION_SECONDS = 3600;
 
 export async function retrieveSession(s: Services, owner: Owner, id: string, log: Logger): Promise<SessionRow> {
   const row = await store.findSession(s.sql, owner, id);

@@ -12,6 +12,7 @@ import { refundAutomatically } from '../refunds/automatic.ts';
 import type { Services } from '../services.ts';
 import { expireInTx } from './expiry.ts';
 import { unscheduleExpiry } from './jobs.ts';
+import { isPlanChoice } from '../lib/installments.ts';
 import { presentSession } from './presenter.ts';
 import * as store from './store.ts';
 import type { SessionRow } from './store.ts';
@@ -51,6 +52,22 @@ export async function recordAttemptFailure(tx: Tx, s: Services, attempt: Payment
 
 type Card = { brand: string; last4: string } | null | undefined;
 
+/** What a success records besides the card: the card the processor kept, and the plan a first part starts. */
+function successDetails(session: SessionRow, result: { paymentMethod?: string | null; customerId?: string | null }): payments.SuccessDetails {
+  const plan = isPlanChoice(session.installment) ? session.installment : null;
+  return { paymentMethod: result.paymentMethod ?? null, installmentPlanId: plan?.plan_id ?? null, installmentNumber: plan ? 1 : null, customerId: result.customerId ?? null };
+}
+
+/** The customer a successful payment of a session without one belongs to: the first participant's answer (PaymentParticipant.customerOf). */
+async function customerOfSuccess(tx: Tx, s: Services, session: SessionRow, attempt: PaymentRow): Promise<string | null> {
+  if (session.customer_id) return null;
+  for (const participant of s.paymentParticipants) {
+    const id = (await participant.customerOf?.(tx, session, attempt)) ?? null;
+    if (id) return id;
+  }
+  return null;
+}
+
 /** The first participant's refusal of a charge (s.paymentParticipants); null when all agree. */
 async function refusalOf(tx: Tx, s: Services, session: SessionRow): Promise<string | null> {
   for (const participant of s.paymentParticipants) {
@@ -80,7 +97,7 @@ async function keepAndRefund(tx: Tx, s: Services, session: SessionRow, attempt: 
  * payment is recorded for the charge: it completes the session when that is still OPEN and the
  * participants agree, else it is refunded (keepAndRefund). The caller holds the session lock.
  */
-async function recordLateCharge(tx: Tx, s: Services, session: SessionRow, intentId: string, card: Card, log: Logger): Promise<PayResult> {
+async function recordLateCharge(tx: Tx, s: Services, session: SessionRow, intentId: string, card: Card, log: Logger, paymentMethod: string | null = null): Promise<PayResult> {
   const o = ownerOf(session);
   const recorded = await payments.succeededOfIntent(tx.sql, o, intentId);
   if (recorded) return alreadyRecorded(session, recorded);
@@ -104,18 +121,24 @@ async function recordLateCharge(tx: Tx, s: Services, session: SessionRow, intent
     invoice_id: session.invoice_id,
   });
   log.warn({ paymentId: attempt.id, sessionId: session.id, status: session.status }, 'the processor charged the session with no attempt in flight: recorded');
-  if (payable) return succeed(tx, s, session, attempt, card, log);
+  if (payable) return succeed(tx, s, session, attempt, card, log, paymentMethod);
   return keepAndRefund(tx, s, session, attempt, card, log);
 }
 
-/** The winning outcome: payment SUCCEEDED, session COMPLETE and paid, both events, the payment participants, in one transaction. */
-async function succeed(tx: Tx, s: Services, session: SessionRow, attempt: PaymentRow, card: Card, log: Logger): Promise<PayResult> {
+/**
+ * The winning outcome: payment SUCCEEDED, session COMPLETE and paid, both events, the payment
+ * participants, in one transaction. The first part of an installment plan carries the plan's id
+ * (minted when the payer chose it) in its payment.succeeded already: the installments participant
+ * creates the plan with it, in this same transaction.
+ */
+async function succeed(tx: Tx, s: Services, session: SessionRow, attempt: PaymentRow, card: Card, log: Logger, paymentMethod: string | null = null): Promise<PayResult> {
   const o = ownerOf(session);
   // Expiry leaves a session with an attempt in flight alone, so the session is OPEN here; should
   // it not be, the money moved all the same: recorded and refunded, never thrown away.
   if (session.status !== 'OPEN') return keepAndRefund(tx, s, session, attempt, card, log);
-  const payment = await payments.markSucceeded(tx.sql, o, attempt.id, card ?? null);
-  const completed = await store.markComplete(tx.sql, o, session.id, payment.id);
+  const customerId = await customerOfSuccess(tx, s, session, attempt);
+  const payment = await payments.markSucceeded(tx.sql, o, attempt.id, card ?? null, successDetails(session, { paymentMethod, customerId }));
+  const completed = await store.markComplete(tx.sql, o, session.id, payment.id, customerId);
   await recordEvent(tx, o.accountId, 'checkout.session.completed', presentSession(completed, s.config.checkoutUrl));
   await recordEvent(tx, o.accountId, 'payment.succeeded', presentPayment(payment, s.config.checkoutUrl));
   await failPending(tx, s, completed, 'authentication_abandoned', 'Another attempt paid the checkout session before this one was finished.');
@@ -150,13 +173,13 @@ export async function recordOutcome(s: Services, attempt: PaymentRow, result: At
       const recorded = await payments.findPayment(tx.sql, o, attempt.id);
       if (result.status === 'succeeded' && recorded?.status !== 'SUCCEEDED' && attempt.payment_intent_id) {
         // Charged after this attempt was recorded otherwise (Stripe: a confirmation the payer retried in the browser).
-        return recordLateCharge(tx, s, session, attempt.payment_intent_id, result.card, log);
+        return recordLateCharge(tx, s, session, attempt.payment_intent_id, result.card, log, result.paymentMethod ?? null);
       }
       return alreadyRecorded(session, recorded);
     }
     // No final answer yet (Stripe: processing, or 3-D Secure in the payer's browser): left in flight.
     if (result.status === 'processing') return { kind: 'in_progress', session };
-    if (result.status === 'succeeded') return succeed(tx, s, session, current, result.card, log);
+    if (result.status === 'succeeded') return succeed(tx, s, session, current, result.card, log, result.paymentMethod ?? null);
     let answer: PayResult;
     if (result.status === 'requires_action') {
       answer = { kind: 'requires_action', session, payment: await payments.markRequiresAction(tx.sql, o, current.id) };
@@ -232,9 +255,9 @@ export async function recordIntentOutcome(s: Services, intentId: string, livemod
     const inFlight = await payments.inFlightOfIntent(tx.sql, o, row.id, intentId);
     if (inFlight) {
       const current = await payments.lockInFlight(tx.sql, inFlight.id);
-      if (current) return succeed(tx, s, session, current, result.card, log);
+      if (current) return succeed(tx, s, session, current, result.card, log, result.paymentMethod ?? null);
     }
-    return recordLateCharge(tx, s, session, intentId, result.card, log);
+    return recordLateCharge(tx, s, session, intentId, result.card, log, result.paymentMethod ?? null);
   });
 }
 

@@ -2,6 +2,7 @@ import type { Db, Sql, TxSql } from '../db/sql.ts';
 import { customerOf, keyset } from '../lib/pagination.ts';
 import type { LineItem, ListSessions } from './schema.ts';
 import type { Owner } from '../lib/owner.ts';
+import type { InstallmentChoice } from '../lib/installments.ts';
 
 export interface SessionRow {
   id: string;
@@ -24,6 +25,10 @@ export interface SessionRow {
   link_source: string | null;
   /** The invoice this session pays (the hosted invoice page's Pay); null otherwise. */
   invoice_id: string | null;
+  /** `setup`: the session saves a card without charging (a plan's card update); amount_cents is 0. */
+  mode: 'payment' | 'setup';
+  /** The installment plan chosen on the page (this is its first part), or the plan whose card a setup session replaces. */
+  installment: InstallmentChoice | null;
   expires_at: Date;
   completed_at: Date | null;
   expired_at: Date | null;
@@ -35,16 +40,18 @@ export type NewSession = Pick<
   SessionRow,
   | 'id' | 'amount_cents' | 'currency' | 'success_url' | 'cancel_url' | 'customer_id' | 'customer_email'
   | 'line_items' | 'description' | 'metadata' | 'payment_link_id' | 'link_source' | 'expires_at' | 'created_at'
-> & { invoice_id?: string | null };
+> & { invoice_id?: string | null; mode?: SessionRow['mode']; installment?: InstallmentChoice | null };
 
 export async function insertSession(sql: Db, o: Owner, s: NewSession): Promise<SessionRow> {
+  const mode = s.mode ?? 'payment';
   const [row] = await sql<SessionRow[]>`
     insert into checkout_sessions (id, account_id, livemode, amount_cents, currency, success_url, cancel_url,
       customer_id, customer_email, line_items, description, metadata, payment_link_id, link_source,
-      invoice_id, expires_at, created_at, updated_at)
+      invoice_id, expires_at, created_at, updated_at, mode, payment_status, installment)
     values (${s.id}, ${o.accountId}, ${o.livemode}, ${s.amount_cents}, ${s.currency}, ${s.success_url}, ${s.cancel_url},
       ${s.customer_id}, ${s.customer_email}, ${s.line_items ? sql.json(s.line_items) : null}, ${s.description},
-      ${sql.json(s.metadata)}, ${s.payment_link_id}, ${s.link_source}, ${s.invoice_id ?? null}, ${s.expires_at}, ${s.created_at}, ${s.created_at})
+      ${sql.json(s.metadata)}, ${s.payment_link_id}, ${s.link_source}, ${s.invoice_id ?? null}, ${s.expires_at}, ${s.created_at}, ${s.created_at},
+      ${mode}, ${mode === 'setup' ? 'no_payment_required' : 'unpaid'}, ${s.installment ? sql.json(s.installment as never) : null})
     returning *`;
   return row!;
 }
@@ -101,11 +108,16 @@ export async function findReusableInvoiceSession(sql: Sql, o: Owner, invoiceId: 
   return row;
 }
 
-/** OPEN to COMPLETE; the caller holds the row lock. */
-export async function markComplete(sql: TxSql, o: Owner, id: string, paymentId: string): Promise<SessionRow> {
+/**
+ * OPEN to COMPLETE; the caller holds the row lock. `paymentId` null: a setup session, whose
+ * payment_status stays no_payment_required. `customerId`: the customer the payment was attached to
+ * when the session named none (a plan's first part).
+ */
+export async function markComplete(sql: TxSql, o: Owner, id: string, paymentId: string | null, customerId: string | null = null): Promise<SessionRow> {
   const [row] = await sql<SessionRow[]>`
     update checkout_sessions
-    set status = 'COMPLETE', payment_status = 'paid', payment_id = ${paymentId}, completed_at = now(), updated_at = now()
+    set status = 'COMPLETE', payment_status = case when mode = 'setup' then payment_status else 'paid' end,
+      payment_id = ${paymentId}, completed_at = now(), updated_at = now(), customer_id = coalesce(customer_id, ${customerId})
     where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} and status = 'OPEN'
     returning *`;
   if (!row) throw new Error(`session ${id} was not OPEN under its lock`);

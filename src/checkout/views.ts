@@ -4,6 +4,8 @@ import type { RefundRow } from '../refunds/store.ts';
 import { alertBox, html, renderPage, type Html, type PageBrand } from '../pages/index.ts';
 import type { CardFormErrors } from '../processor/cards.ts';
 import type { SessionRow } from './store.ts';
+import type { CardSetupRow } from './setups.ts';
+import { dueText, isPlanChoice, schedule } from '../lib/installments.ts';
 
 /** Where the page's forms post: paths under the mount point of the hosted pages. */
 
@@ -29,7 +31,25 @@ function summary(s: SessionRow, heading: string): Html {
 <h1>${heading}</h1>
 <p class="amount">${money(s)}</p>
 ${s.description ? html`<p class="description">${s.description}</p>` : ''}
+${planSchedule(s)}
 ${lineItems(s)}`;
+}
+
+/**
+ * The first part of an installment plan: "Payment 1 of 3", and every part with its date, counted
+ * from now (the plan counts from this payment), so the payer sees what the card will be charged.
+ */
+function planSchedule(s: SessionRow): Html {
+  const plan = isPlanChoice(s.installment) ? s.installment : null;
+  if (!plan) return html``;
+  const shortened = !s.livemode && plan.test_interval_seconds !== null;
+  const parts = schedule(plan.total_cents, plan, new Date(), shortened ? plan.test_interval_seconds : null);
+  return html`<p class="plan-note"><strong>Payment 1 of ${plan.count}</strong> of your payment plan (${money(s, plan.total_cents)} in all).
+Your card is saved for the next payments:</p>
+<ol class="schedule" aria-label="Payment plan">${parts.map(
+    (p) => html`<li><span>${p.number === 1 ? 'Today (this payment)' : dueText(p.dueAt, shortened)}</span><span class="num">${money(s, p.amountCents)}</span></li>`,
+  )}</ol>
+<p class="muted">${plan.agreement.text}</p>`;
 }
 
 function lineItems(s: SessionRow): Html {
@@ -52,6 +72,21 @@ export interface FormState {
   message?: string | null;
 }
 
+/** The alert, then the opening of the card form (a payment's or a setup's): its token and labelled fields; the caller adds its button. */
+function cardForm(s: SessionRow, p: PagePaths, state: FormState): Html {
+  const hasErrors = state.errors && Object.keys(state.errors).length > 0;
+  return html`${alertBox('error', state.message ?? (hasErrors ? 'Please check the highlighted fields.' : null))}
+<form method="post" action="${p.base}/${s.id}/pay" novalidate>
+<input type="hidden" name="_csrf" value="${state.csrf}">
+${field('email', 'Email', html`type="email" autocomplete="email" value="${state.email}"`, state)}
+${field('name', 'Name on card', html`type="text" autocomplete="cc-name" value="${state.name ?? ''}"`, state)}
+${field('card_number', 'Card number', html`type="text" inputmode="numeric" autocomplete="cc-number" placeholder="1234 1234 1234 1234" maxlength="23"`, state)}
+<div class="row">
+${field('expiry', 'Expiry', html`type="text" inputmode="numeric" autocomplete="cc-exp" placeholder="MM/YY" maxlength="7"`, state, 'MM/YY')}
+${field('cvc', 'CVC', html`type="text" inputmode="numeric" autocomplete="cc-csc" placeholder="123" maxlength="4"`, state)}
+</div>`;
+}
+
 function field(id: keyof CardFormErrors, label: string, attrs: Html, state: FormState, hint?: string): Html {
   const error = state.errors?.[id];
   const described = [hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
@@ -64,19 +99,9 @@ ${error ? html`<p class="field-error" id="${id}-error">${error}</p>` : ''}
 
 /** The payment form of an OPEN session. Inputs are labelled; errors are tied to their fields. */
 export function checkoutPage(s: SessionRow, p: PagePaths, state: FormState, brand?: PageBrand): string {
-  const hasErrors = state.errors && Object.keys(state.errors).length > 0;
   const body = html`<div class="card">
 ${summary(s, 'Complete your payment')}
-${alertBox('error', state.message ?? (hasErrors ? 'Please check the highlighted fields.' : null))}
-<form method="post" action="${p.base}/${s.id}/pay" novalidate>
-<input type="hidden" name="_csrf" value="${state.csrf}">
-${field('email', 'Email', html`type="email" autocomplete="email" value="${state.email}"`, state)}
-${field('name', 'Name on card', html`type="text" autocomplete="cc-name" value="${state.name ?? ''}"`, state)}
-${field('card_number', 'Card number', html`type="text" inputmode="numeric" autocomplete="cc-number" placeholder="1234 1234 1234 1234" maxlength="23"`, state)}
-<div class="row">
-${field('expiry', 'Expiry', html`type="text" inputmode="numeric" autocomplete="cc-exp" placeholder="MM/YY" maxlength="7"`, state, 'MM/YY')}
-${field('cvc', 'CVC', html`type="text" inputmode="numeric" autocomplete="cc-csc" placeholder="123" maxlength="4"`, state)}
-</div>
+${cardForm(s, p, state)}
 <button type="submit" class="btn">Pay ${money(s)}</button>
 </form>
 ${s.cancel_url ? html`<a class="cancel" href="${s.cancel_url}">Cancel and return to the merchant</a>` : ''}
@@ -230,4 +255,59 @@ Please contact the merchant or try again later.</div>
 ${s.cancel_url ? html`<a class="btn secondary" href="${s.cancel_url}">Return to the merchant</a>` : ''}
 </div>`;
   return renderPage({ title: 'Payment unavailable', body, brand });
+}
+
+/** The card form of a setup session (a plan's card update): the card is saved, nothing is charged. */
+export function setupPage(s: SessionRow, p: PagePaths, state: FormState, brand?: PageBrand): string {
+  const body = html`<div class="card">
+${badges(s)}
+<h1>Save a new card</h1>
+${s.description ? html`<p class="description">${s.description}</p>` : ''}
+<p class="muted">Nothing is charged now: the card is kept by our payment processor for your next payments. Your bank may ask you to confirm it.</p>
+${cardForm(s, p, state)}
+<button type="submit" class="btn">Save card</button>
+</form>
+${s.cancel_url ? html`<a class="cancel" href="${s.cancel_url}">Cancel and go back</a>` : ''}
+${s.livemode ? '' : html`<p class="muted">Test mode: save 4242 4242 4242 4242, any future expiry date and any CVC.</p>`}
+</div>`;
+  return renderPage({ title: 'Save a new card', body, brand });
+}
+
+/** The simulated 3-D Secure challenge of a card being saved. */
+export function setupChallengePage(s: SessionRow, setup: CardSetupRow, p: PagePaths, csrf: string, brand?: PageBrand): string {
+  const body = html`<div class="card stack">
+${badges(s)}
+<h1>Confirm your card</h1>
+<p>Your bank asks you to confirm saving your ${capitalize(setup.card_brand ?? 'card')} card ending in ${setup.card_last4 ?? ''} for later payments. Nothing is charged now.</p>
+<p class="muted">This is a simulated 3-D Secure challenge.</p>
+<form method="post" action="${p.base}/${s.id}/authenticate" class="stack">
+<input type="hidden" name="_csrf" value="${csrf}">
+<input type="hidden" name="setup" value="${setup.id}">
+<button type="submit" name="outcome" value="complete" class="btn">Complete authentication</button>
+<button type="submit" name="outcome" value="fail" class="btn danger">Fail authentication</button>
+</form>
+</div>`;
+  return renderPage({ title: 'Confirm your card', body, brand });
+}
+
+/** A COMPLETE setup session: the card saved, and the way back. */
+export function setupCompletedPage(s: SessionRow, setup: CardSetupRow | undefined, successUrl: string, brand?: PageBrand): string {
+  const body = html`<div class="card stack">
+${badges(s, html`<span class="status">Saved</span>`)}
+<h1>Your card is saved</h1>
+${setup?.card_last4 ? html`<p>Your next payments will be charged to your ${capitalize(setup.card_brand ?? 'card')} card ending in ${setup.card_last4}. A payment that failed is tried again now.</p>` : ''}
+<a class="btn" href="${successUrl}">Continue</a>
+</div>`;
+  return renderPage({ title: 'Card saved', body, brand });
+}
+
+/** An EXPIRED setup session. */
+export function setupExpiredPage(s: SessionRow, brand?: PageBrand): string {
+  const body = html`<div class="card stack">
+${badges(s, html`<span class="status warn">Expired</span>`)}
+<h1>This page has expired</h1>
+<p>No card was saved. Go back and start again.</p>
+${s.cancel_url ? html`<a class="btn secondary" href="${s.cancel_url}">Go back</a>` : ''}
+</div>`;
+  return renderPage({ title: 'Page expired', body, brand });
 }

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import type { Db, Sql } from '../db/sql.ts';
+import type { Db } from '../db/sql.ts';
 import type { Owner } from '../lib/owner.ts';
 
 /**
@@ -44,7 +44,7 @@ export async function issuePortalLink(sql: Db, owner: Owner, customerId: string,
  * Spends a link of the account: the customer it signs in (and the mode), or null when the token is
  * unknown, of another account, expired or already used. Of two concurrent uses only one succeeds.
  */
-export async function spendPortalLink(sql: Sql, accountId: string, token: string): Promise<{ customer_id: string; livemode: boolean } | null> {
+export async function spendPortalLink(sql: Db, accountId: string, token: string): Promise<{ customer_id: string; livemode: boolean } | null> {
   if (!PORTAL_TOKEN.test(token)) return null;
   const [row] = await sql<{ customer_id: string; livemode: boolean }[]>`
     update portal_links set used_at = now()

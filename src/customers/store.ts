@@ -1,4 +1,4 @@
-import type { Sql } from '../db/sql.ts';
+import type { Db, Sql } from '../db/sql.ts';
 import { newId } from '../lib/ids.ts';
 import { keyset, type PageParams } from '../lib/pagination.ts';
 import { mergeMetadata, metadataOnCreate } from '../lib/validate.ts';
@@ -31,7 +31,7 @@ export async function insertCustomer(sql: Sql, o: Owner, input: CreateCustomer):
   return row!;
 }
 
-export async function findCustomer(sql: Sql, o: Owner, id: string): Promise<CustomerRow | undefined> {
+export async function findCustomer(sql: Db, o: Owner, id: string): Promise<CustomerRow | undefined> {
   const [row] = await sql<CustomerRow[]>`
     select * from customers where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode}`;
   return row;
@@ -69,3 +69,22 @@ export async function listCustomers(sql: Sql, o: Owner, p: PageParams & { email?
 }
 
 export type { Owner };
+
+/**
+ * The customer of `email` in the owner's account and mode, made when there is none (issue 16: an
+ * installment plan needs a customer; the payer gave only an email). The oldest of that email is
+ * reused (case-insensitive); concurrent calls for one email serialise on an advisory lock of the
+ * transaction, so they make one customer. Call it inside a transaction (`sql` its TxSql).
+ */
+export async function findOrCreateByEmail(sql: Db, o: Owner, email: string, name: { first: string; last: string }): Promise<CustomerRow> {
+  await sql`select pg_advisory_xact_lock(hashtext(${`customer-email:${o.accountId}:${o.livemode}:${email.toLowerCase()}`}))`;
+  const [found] = await sql<CustomerRow[]>`
+    select * from customers where account_id = ${o.accountId} and livemode = ${o.livemode} and lower(email) = ${email.toLowerCase()}
+    order by id limit 1`;
+  if (found) return found;
+  const [row] = await sql<CustomerRow[]>`
+    insert into customers (id, account_id, livemode, email, first_name, last_name, metadata)
+    values (${newId('cus')}, ${o.accountId}, ${o.livemode}, ${email}, ${name.first}, ${name.last}, '{}')
+    returning *`;
+  return row!;
+}

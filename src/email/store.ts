@@ -19,7 +19,7 @@ export type EmailTemplate =
  * a customer portal link. Their parts are shown to nobody but the recipient (GET /v1/emails hides
  * them), and the link is removed from the stored row once the email has left.
  */
-export const ONE_TIME_LINK_TEMPLATES: readonly EmailTemplate[] = ['invitation', 'portal_link'];
+export const ONE_TIME_LINK_TEMPLATES: readonly EmailTemplate[] = ['invitation', 'portal_link', 'installment_failed'];
 export type EmailStatus = 'PENDING' | 'SENT' | 'FAILED';
 
 export interface EmailRow {

@@ -81,7 +81,7 @@ export function isPermanentSendError(err: unknown): boolean {
 
 export function createMailer(config: Config, log: Logger): Mailer {
   const { smtpUrl } = config.email;
-  if (!smtpUrl) return logMailer(log);
+  if (!smtpUrl) return logMailer(log, config.email.logLinks);
   const transport = createTransport({ url: smtpUrl, ...SMTP_OPTIONS, logger: false, debug: false });
   return {
     kind: 'smtp',
@@ -101,8 +101,19 @@ export function createMailer(config: Config, log: Logger): Mailer {
   };
 }
 
-/** No SMTP_URL: every email is printed to the log (and kept in Postgres, at GET /v1/emails), never sent. */
-function logMailer(log: Logger): Mailer {
+/** A one-time sign-in link's token (dashboard invitation, portal link): 32 random bytes, base64url. */
+const ONE_TIME_TOKEN = /token=[A-Za-z0-9_-]{43}/g;
+
+/** An email's text as the log may show it: one-time links hidden unless `logLinks`. */
+export const loggableText = (text: string, logLinks: boolean): string =>
+  logLinks ? text : text.replace(ONE_TIME_TOKEN, 'token=[hidden: a one-time link is never logged in production; set SMTP_URL]');
+
+/**
+ * No SMTP_URL: every email is printed to the log (and kept in Postgres, at GET /v1/emails), never
+ * sent. Outside production the log shows one-time sign-in links, which is how a developer without a
+ * mail server follows them; in production (`logLinks` false) they are hidden, as every secret is.
+ */
+function logMailer(log: Logger, logLinks: boolean): Mailer {
   const mailLog = log.child({ component: 'email' });
   let warned = false;
   return {
@@ -112,7 +123,7 @@ function logMailer(log: Logger): Mailer {
         warned = true;
         mailLog.warn('SMTP_URL is unset: emails are not sent; each is printed to this log and listed at GET /v1/emails');
       }
-      mailLog.info({ emailId: msg.emailId, from: msg.from, to: msg.to, subject: msg.subject, text: msg.text }, 'email not sent: SMTP_URL is unset');
+      mailLog.info({ emailId: msg.emailId, from: msg.from, to: msg.to, subject: msg.subject, text: loggableText(msg.text, logLinks) }, 'email not sent: SMTP_URL is unset');
       return Promise.resolve({ messageId: `<${msg.emailId}@log.invalid>` });
     },
     close: () => {},

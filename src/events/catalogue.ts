@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * Every event type: the seven of spec 6.2 in the order the spec lists them (the two invoice events
  * are accepted in `enabled_events` so that a subscription written today keeps working when invoices
- * arrive), then the refund, dispute and invoice events this service adds. `object` names the
+ * arrive), then the refund, dispute, invoice and installment plan events this service adds. `object` names the
  * resource an event of the type carries in `data.object` (the OpenAPI document's webhooks).
  */
 export const EVENT_TYPES = [
@@ -25,6 +25,10 @@ export const EVENT_TYPES = [
   { type: 'invoice.finalized', object: 'invoice', description: 'An invoice moved from DRAFT to OPEN and received its number.' },
   { type: 'invoice.voided', object: 'invoice', description: 'An invoice moved to VOID: it accepts no payment.' },
   { type: 'invoice.marked_uncollectible', object: 'invoice', description: 'An invoice moved to UNCOLLECTIBLE (it can still be paid).' },
+  { type: 'installment_plan.created', object: 'installment_plan', description: 'A payer chose an installment plan and its first part was paid: the plan is ACTIVE.' },
+  { type: 'installment_plan.completed', object: 'installment_plan', description: 'The last part of an installment plan was paid: the plan is COMPLETED.' },
+  { type: 'installment_plan.defaulted', object: 'installment_plan', description: 'A part of an installment plan failed its last retry: the plan is DEFAULTED and its unpaid parts CANCELLED.' },
+  { type: 'installment_plan.cancelled', object: 'installment_plan', description: 'An installment plan was cancelled: its unpaid parts are CANCELLED.' },
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number]['type'];

@@ -22,7 +22,10 @@ import {
 } from '../pages/index.ts';
 import { chargesEnabled } from '../processor/select.ts';
 import type { Services } from '../services.ts';
-import { INVOICE_PAID, INVOICE_VOID, isPayable } from './participant.ts';
+import { INVOICE_IN_PLAN, INVOICE_PAID, INVOICE_VOID, isPayable } from './participant.ts';
+import { newPlanChoice, planOffers, readPlanForm, testCalendar } from '../installments/offer.ts';
+import { activePlanOfInvoice, partsOf } from '../installments/store.ts';
+import type { PlanChoiceState } from '../installments/views.ts';
 import { invoicePdf, pdfFileName } from './pdf.ts';
 import { findInvoiceByToken, type InvoiceRow } from './store.ts';
 import { invoicePage, invoiceTitle, notFoundPage, parsePayAmount, refusedPage, type InvoicePageView, type PaidNotice, type PayForm } from './views.ts';
@@ -77,14 +80,33 @@ export function invoicePagesRouter(s: Services): Router {
     return { inv, merchant: brand.business_name, brand, path: pathOf(inv), csrf: null };
   }
 
-  /** The page, with the pay form when something can be paid now. */
-  async function show(req: Request, res: Response, inv: InvoiceRow, status: number, extra: { form?: PayForm; paid?: PaidNotice | null } = {}) {
-    const view: InvoicePageView = { ...(await brandedView(res, inv)), ...extra };
-    if (isPayable(inv) && inv.amount_due_cents > 0) {
+  /** The installment plans offered over what is due now (allow_installments), their dates from now. */
+  function offersOf(inv: InvoiceRow, merchant: string | null) {
+    if (!inv.allow_installments) return null;
+    const calendar = testCalendar(s, inv.livemode);
+    const offers = planOffers({ total: inv.amount_due_cents, currency: inv.currency, options: inv.installment_options, merchant, testIntervalSeconds: calendar.interval });
+    return { offers, shortened: calendar.interval !== null };
+  }
+
+  /** The page, with the pay form when something can be paid now; a plan under way shows its progress instead. */
+  async function show(
+    req: Request,
+    res: Response,
+    inv: InvoiceRow,
+    status: number,
+    extra: { form?: PayForm; paid?: PaidNotice | null; plan?: PlanChoiceState } = {},
+  ) {
+    const { plan: planState, ...rest } = extra;
+    const view: InvoicePageView = { ...(await brandedView(res, inv)), ...rest };
+    const active = await activePlanOfInvoice(s.sql, inv.id);
+    if (active) view.activePlan = { plan: active, parts: await partsOf(s.sql, active.id) };
+    if (isPayable(inv) && inv.amount_due_cents > 0 && !active) {
       if (!chargesEnabled(s, inv.livemode)) view.unavailable = LIVE_OFF;
       else {
         allowFormTargets(res, [s.config.checkoutUrl]);
         view.csrf = await csrf.token(req, res, inv.id);
+        const offered = offersOf(inv, view.merchant);
+        if (offered) view.plans = { ...offered, state: planState ?? {} };
       }
     }
     send(res, status, invoicePage(view));
@@ -113,14 +135,41 @@ export function invoicePagesRouter(s: Services): Router {
       return send(res, 409, refusedPage(await view(), message));
     }
     if (!chargesEnabled(s, inv.livemode)) return send(res, 503, refusedPage(await view(), LIVE_OFF));
+    const planForm = { plan: formText(body.plan).trim(), agree: formText(body.agree) === 'yes' };
     if (!(await csrf.verify(req, inv.id))) {
-      return show(req, res, inv, 403, { form: { amount: typed, message: 'This form has expired. Please submit it again.' } });
+      return show(req, res, inv, 403, { form: { amount: typed, message: 'This form has expired. Please submit it again.' }, plan: planForm });
     }
+    if (await activePlanOfInvoice(s.sql, inv.id)) return send(res, 409, refusedPage(await view(), INVOICE_IN_PLAN));
     // Card testing: each post may open a session (a row and a job), so a throttled one stops here.
     const throttled = await limits.openSession(clientAddress(req), inv.id);
     if (throttled) {
       req.log.warn({ invoice: inv.id, retryAfter: throttled.retryAfterSeconds }, 'invoice checkout throttled');
       return send(res, 429, messagePage('Too many attempts', `Too many checkouts were started from your network. ${throttledAnswer(res, throttled)}`));
+    }
+    // A plan chosen: its first part, for a plan of what is due, agreed; the invoice's customer is the payer.
+    const offered = offersOf(inv, await getBusinessName(s.sql, inv.account_id));
+    const choice = offered ? readPlanForm(planForm, offered.offers) : ({ full: true } as const);
+    if ('errors' in choice) return show(req, res, inv, 400, { form: { amount: typed }, plan: { ...planForm, errors: choice.errors } });
+    if ('offer' in choice) {
+      const o = ownerOf(inv);
+      const email = await findCustomer(s.sql, o, inv.customer_id).then((c) => c?.email ?? null);
+      if (!email) return send(res, 409, refusedPage(await view(), 'This invoice cannot be paid in installments: its customer no longer exists. Please contact the merchant.'));
+      const plan = newPlanChoice(s, { offer: choice.offer, total: inv.amount_due_cents, email, ip: clientAddress(req), livemode: inv.livemode });
+      const session = await createSession(
+        s,
+        o,
+        {
+          amount: choice.offer.parts[0]!.amountCents,
+          currency: inv.currency,
+          success_url: `${s.config.invoiceUrl}/${inv.hosted_token}?paid={CHECKOUT_SESSION_ID}`,
+          cancel_url: `${s.config.invoiceUrl}/${inv.hosted_token}`,
+          customer_id: inv.customer_id,
+          description: invoiceTitle(inv),
+          metadata: { invoice_id: inv.id, ...(inv.number ? { invoice_number: inv.number } : {}) },
+        },
+        { invoiceId: inv.id, installment: plan },
+      );
+      return res.redirect(303, sessionUrl(s.config.checkoutUrl, session.id));
     }
     let amount = inv.amount_due_cents;
     if (inv.allow_partial_payments) {

@@ -1,18 +1,20 @@
 import type { PaymentParticipant } from '../checkout/participants.ts';
-import type { SessionRow } from '../checkout/store.ts';
 import type { Tx } from '../db/tx.ts';
 import { formatAmount } from '../lib/currency.ts';
-import { ownerOf } from '../lib/owner.ts';
+import { ownerOf, type Owner } from '../lib/owner.ts';
+import { isPlanChoice } from '../lib/installments.ts';
+import { activePlanOfInvoice } from '../installments/store.ts';
 import { invoiceAmountInFlight } from '../payments/store.ts';
 import type { PaymentRow } from '../payments/store.ts';
 import { refundAutomatically } from '../refunds/automatic.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
 import { presentInvoice } from './presenter.ts';
-import { addPayment, lockInvoice, type InvoiceRow } from './store.ts';
+import { addPayment, lockInvoice, stopReminders, type InvoiceRow } from './store.ts';
 
 export const INVOICE_PAID = 'This invoice is paid.';
 export const INVOICE_VOID = 'This invoice was voided.';
 export const INVOICE_CHANGED = 'The amount due on this invoice has changed. Open the invoice again to pay what is due.';
+export const INVOICE_IN_PLAN = 'This invoice is being paid in installments: the rest is charged on the dates of the plan.';
 
 /** The states in which an invoice takes payments. */
 export const isPayable = (inv: InvoiceRow): boolean => inv.status === 'OPEN' || inv.status === 'UNCOLLECTIBLE';
@@ -41,16 +43,32 @@ export const invoicePaymentParticipant: PaymentParticipant = {
     if (inv.status === 'VOID') return INVOICE_VOID;
     if (!isPayable(inv)) return 'This invoice cannot be paid.';
     if (inv.currency !== session.currency) return INVOICE_CHANGED;
+    // An ACTIVE plan holds the rest of the amount due: its parts were agreed and will be charged.
+    if (await activePlanOfInvoice(tx.sql, inv.id)) return INVOICE_IN_PLAN;
     // The amount due is the invoice's own (afterSuccess adds each payment in the transaction that
     // records it), not a sum of payments: a charge refunded automatically never paid the invoice.
     const remaining = inv.amount_due_cents - (await invoiceAmountInFlight(tx.sql, inv.id, session.id));
     if (session.amount_cents > remaining) return INVOICE_CHANGED;
+    // A plan's first part: the plan must pay exactly what is due (its parts are partial payments
+    // the payer agreed to, whatever allow_partial_payments and minimum_payment_cents say).
+    if (isPlanChoice(session.installment)) {
+      if (!inv.allow_installments) return 'This invoice no longer offers installments. Open it again to pay what is due.';
+      if (session.installment.total_cents !== remaining) return INVOICE_CHANGED;
+    }
     return null;
   },
 
   async afterSuccess(tx, session, payment) {
     if (!session.invoice_id) return;
-    await applyPayment(tx, session, payment);
+    await applyPayment(tx, session.invoice_id, ownerOf(session), payment);
+    // A plan pays the rest on its dates: no reminder is sent meanwhile (nor after, should it default).
+    if (payment.installment_plan_id) await stopReminders(tx.sql, session.invoice_id);
+  },
+
+  /** A later part of a plan paying the invoice: a part payment, `invoice.paid` with the last one. */
+  async afterOffSessionSuccess(tx, payment) {
+    if (!payment.invoice_id) return;
+    await applyPayment(tx, payment.invoice_id, ownerOf(payment), payment);
   },
 };
 
@@ -61,9 +79,9 @@ export const invoicePaymentParticipant: PaymentParticipant = {
  * refunded in full automatically (it accepts no payment), and an overpayment is capped at what
  * was due (the check constraint would refuse more) and logged as an error for the merchant to refund.
  */
-async function applyPayment(tx: Tx, session: SessionRow, payment: PaymentRow): Promise<void> {
-  const log = tx.s.log.child({ component: 'invoices', invoiceId: session.invoice_id, paymentId: payment.id });
-  const inv = await lockInvoice(tx.sql, ownerOf(session), session.invoice_id!);
+async function applyPayment(tx: Tx, invoiceId: string, o: Owner, payment: PaymentRow): Promise<void> {
+  const log = tx.s.log.child({ component: 'invoices', invoiceId, paymentId: payment.id });
+  const inv = await lockInvoice(tx.sql, o, invoiceId);
   if (!inv) {
     log.error('a payment succeeded for an invoice that does not exist');
     return;

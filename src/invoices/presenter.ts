@@ -3,6 +3,7 @@ import { LineItemObject } from '../checkout/presenter.ts';
 import type { InvoiceEmailData } from '../email/templates.ts';
 import { amountCents, created, currencyCode, livemode, metadataObject, nullableUnixTime, objectId, objectName, updated } from '../lib/objects.ts';
 import { unix } from '../lib/time.ts';
+import { effectiveOptions, InstallmentOptionObject } from '../lib/installments.ts';
 import { INVOICE_STATUSES } from './schema.ts';
 import type { InvoiceRow } from './store.ts';
 
@@ -31,6 +32,10 @@ export const InvoiceObject = z
     due_date: nullableUnixTime('When payment is due; reminders start after it.'),
     allow_partial_payments: z.boolean().meta({ description: 'The payer may pay part of what is due on the hosted page.' }),
     minimum_payment_cents: z.number().int().nullable().meta({ description: 'The smallest part payment accepted (unless it is all that is due).' }),
+    allow_installments: z.boolean().meta({ description: 'The hosted page offers to pay what is due in installments.' }),
+    installment_options: z
+      .array(InstallmentOptionObject)
+      .meta({ description: 'The plans offered when `allow_installments` (the default when none were set: 3 monthly payments).' }),
     hosted_invoice_url: z.string().nullable().meta({ description: 'The hosted page where the customer sees and pays the invoice, once sent.' }),
     invoice_pdf: z.string().nullable().meta({ description: 'The PDF of the invoice, once sent.' }),
     finalized_at: nullableUnixTime('When it was finalized.'),
@@ -70,6 +75,8 @@ export function presentInvoice(row: InvoiceRow, invoiceUrl: string): Invoice {
     due_date: at(row.due_date),
     allow_partial_payments: row.allow_partial_payments,
     minimum_payment_cents: row.minimum_payment_cents,
+    allow_installments: row.allow_installments,
+    installment_options: effectiveOptions(row.installment_options).map((o) => ({ count: o.count, interval: o.interval })),
     // The page is live once the invoice is sent.
     hosted_invoice_url: row.sent_at ? `${invoiceUrl}/${row.hosted_token}` : null,
     invoice_pdf: row.sent_at ? `${invoiceUrl}/${row.hosted_token}/pdf` : null,

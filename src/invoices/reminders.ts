@@ -6,6 +6,7 @@ import type { Services } from '../services.ts';
 import { scheduleReminder } from './jobs.ts';
 import { invoiceEmailData } from './presenter.ts';
 import * as store from './store.ts';
+import { activePlanOfInvoice } from '../installments/store.ts';
 
 /** The reminder settings (config.invoiceReminders). */
 export interface ReminderSettings {
@@ -50,6 +51,11 @@ export async function sendDueReminder(s: Services, invoiceId: string, dueBy?: Da
     const row = await store.lockInvoiceById(tx.sql, invoiceId);
     if (!row) return 'missing';
     if (row.status !== 'OPEN' || !row.sent_at || !row.next_reminder_at) return 'ended';
+    // Being paid in installments: the plan's own notices speak to the customer.
+    if (await activePlanOfInvoice(tx.sql, row.id)) {
+      await store.stopReminders(tx.sql, row.id);
+      return 'ended';
+    }
     const now = new Date();
     if (row.next_reminder_at.getTime() > (dueBy ?? now).getTime()) return 'not_due';
     const o = ownerOf(row);

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { currencySchema, MAX_AMOUNT } from '../lib/currency.ts';
 import { customerFilter, listQuerySchema } from '../lib/pagination.ts';
 import { metadataSchema, text, unixSeconds } from '../lib/validate.ts';
+import { installmentOptionsSchema } from '../lib/installments.ts';
 
 export const INVOICE_STATUSES = ['DRAFT', 'OPEN', 'PAID', 'VOID', 'UNCOLLECTIBLE'] as const;
 
@@ -30,6 +31,8 @@ const writable = {
   due_date: unixSeconds().nullable(),
   allow_partial_payments: z.boolean(),
   minimum_payment_cents: int().positive('must be a positive integer').max(MAX_AMOUNT, `must be at most ${MAX_AMOUNT}`).nullable(),
+  allow_installments: z.boolean().meta({ description: 'The hosted page offers to pay what is due in installments (`installment_options`).' }),
+  installment_options: installmentOptionsSchema.nullable(),
   metadata: metadataSchema.nullable(),
 };
 

@@ -68,6 +68,8 @@ export async function createInvoice(s: Services, o: Owner, input: CreateInvoice)
       due_date: input.due_date != null ? new Date(input.due_date * 1000) : null,
       allow_partial_payments: allowPartial,
       minimum_payment_cents: minimum,
+      allow_installments: input.allow_installments ?? false,
+      installment_options: input.installment_options ?? null,
       hosted_token: newHostedToken(),
       metadata: metadataOnCreate(input.metadata),
     });
@@ -89,6 +91,8 @@ export function planUpdate(cur: InvoiceRow, patch: UpdateInvoice): InvoiceChange
   if (patch.due_date !== undefined) c.due_date = patch.due_date === null ? null : new Date(patch.due_date * 1000);
   if (patch.allow_partial_payments !== undefined) c.allow_partial_payments = patch.allow_partial_payments;
   if (patch.minimum_payment_cents !== undefined) c.minimum_payment_cents = patch.minimum_payment_cents;
+  if (patch.allow_installments !== undefined) c.allow_installments = patch.allow_installments;
+  if (patch.installment_options !== undefined) c.installment_options = patch.installment_options;
   if (patch.metadata !== undefined) c.metadata = mergeMetadata(cur.metadata, patch.metadata);
   checkPartial(c.allow_partial_payments ?? cur.allow_partial_payments, c.minimum_payment_cents !== undefined ? c.minimum_payment_cents : cur.minimum_payment_cents);
   return c;

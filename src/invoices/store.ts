@@ -2,6 +2,7 @@ import type { Sql, TxSql } from '../db/sql.ts';
 import type { Owner } from '../lib/owner.ts';
 import { keyset, type PageParams } from '../lib/pagination.ts';
 import type { PaymentRow } from '../payments/store.ts';
+import type { InstallmentOption } from '../lib/installments.ts';
 
 export type InvoiceStatus = 'DRAFT' | 'OPEN' | 'PAID' | 'VOID' | 'UNCOLLECTIBLE';
 
@@ -28,6 +29,9 @@ export interface InvoiceRow {
   due_date: Date | null;
   allow_partial_payments: boolean;
   minimum_payment_cents: number | null;
+  /** The hosted page offers plans of installment_options (null: the default) over the amount due. */
+  allow_installments: boolean;
+  installment_options: InstallmentOption[] | null;
   hosted_token: string;
   metadata: Record<string, string>;
   finalized_at: Date | null;
@@ -85,7 +89,7 @@ export async function addPayment(sql: TxSql, id: string, amountCents: number): P
 export type NewInvoice = Pick<
   InvoiceRow,
   | 'id' | 'customer_id' | 'currency' | 'line_items' | 'total_cents' | 'description' | 'due_date'
-  | 'allow_partial_payments' | 'minimum_payment_cents' | 'hosted_token' | 'metadata'
+  | 'allow_partial_payments' | 'minimum_payment_cents' | 'hosted_token' | 'metadata' | 'allow_installments' | 'installment_options'
 >;
 
 /** What a PATCH of a DRAFT may set: every writable column but the id and the token. */
@@ -99,6 +103,7 @@ export async function insertInvoice(tx: TxSql, o: Owner, inv: NewInvoice): Promi
       livemode: o.livemode,
       line_items: tx.json(inv.line_items as never),
       metadata: tx.json(inv.metadata),
+      installment_options: inv.installment_options ? tx.json(inv.installment_options as never) : null,
     } as Record<string, unknown>)}
     returning *`;
   return row!;
@@ -109,6 +114,7 @@ export async function updateInvoice(tx: TxSql, id: string, changes: InvoiceChang
   const set: Record<string, unknown> = { ...changes };
   if (changes.line_items) set.line_items = tx.json(changes.line_items as never);
   if (changes.metadata) set.metadata = tx.json(changes.metadata);
+  if (changes.installment_options) set.installment_options = tx.json(changes.installment_options as never);
   const [row] = await tx<InvoiceRow[]>`
     update invoices set ${tx(set)}, updated_at = now() where id = ${id} and status = 'DRAFT' returning *`;
   if (!row) throw new Error(`invoice ${id} was not DRAFT under its lock`);
@@ -243,12 +249,20 @@ export async function stopReminders(tx: TxSql, id: string): Promise<void> {
  * first: the dashboard's invoice page. Read through the sessions' invoice index.
  */
 export async function paymentsOfInvoice(sql: Sql, o: Owner, invoiceId: string, limit = 50): Promise<PaymentRow[]> {
+  // The later parts of an installment plan have no session: read through the plan's payments index.
   return sql<PaymentRow[]>`
-    select p.* from checkout_sessions cs
-    join payments p on p.checkout_session_id = cs.id
-    where cs.invoice_id = ${invoiceId} and cs.account_id = ${o.accountId} and cs.livemode = ${o.livemode}
-      and p.invoice_id = ${invoiceId} and p.account_id = ${o.accountId} and p.livemode = ${o.livemode}
-    order by p.id desc limit ${limit}`;
+    select * from (
+      select p.* from checkout_sessions cs
+      join payments p on p.checkout_session_id = cs.id
+      where cs.invoice_id = ${invoiceId} and cs.account_id = ${o.accountId} and cs.livemode = ${o.livemode}
+        and p.invoice_id = ${invoiceId} and p.account_id = ${o.accountId} and p.livemode = ${o.livemode}
+      union
+      select p.* from installment_plans ip
+      join payments p on p.installment_plan_id = ip.id
+      where ip.invoice_id = ${invoiceId} and ip.account_id = ${o.accountId} and ip.livemode = ${o.livemode}
+        and p.checkout_session_id is null and p.invoice_id = ${invoiceId}
+    ) x
+    order by id desc limit ${limit}`;
 }
 
 export interface BilledCustomer {

@@ -1,6 +1,9 @@
 import { minorUnits } from '../lib/currency.ts';
 import { alertBox, formatAmount, html, messagePage, renderPage, type Html, type PageBrand } from '../pages/index.ts';
 import type { InvoiceRow } from './store.ts';
+import type { PlanOffer } from '../installments/offer.ts';
+import type { PartRow, PlanRow } from '../installments/store.ts';
+import { agreementBox, planChoices, planProgress, type PlanChoiceState } from '../installments/views.ts';
 
 /**
  * The hosted invoice page (server-rendered, no script, the shared layout and CSP of the other
@@ -35,6 +38,10 @@ export interface InvoicePageView {
   unavailable?: string | null;
   form?: PayForm;
   paid?: PaidNotice | null;
+  /** The installment plans offered over the amount due (allow_installments), and the choice posted back. */
+  plans?: { offers: PlanOffer[]; shortened: boolean; state: PlanChoiceState } | null;
+  /** The plan paying the invoice now: its progress stands where the pay form would. */
+  activePlan?: { plan: PlanRow; parts: PartRow[] } | null;
 }
 
 const DATE = new Intl.DateTimeFormat('en-US', { dateStyle: 'long', timeZone: 'UTC' });
@@ -142,11 +149,34 @@ function items(inv: InvoiceRow): Html {
 </table>`;
 }
 
+/** The pay form of an invoice that offers installment plans: pay in full (or a part, when allowed) now, or a plan. */
+function planPayForm(v: InvoicePageView, csrf: string, plans: NonNullable<InvoicePageView['plans']>): Html {
+  const { inv } = v;
+  const form = v.form ?? {};
+  const due = formatAmount(inv.amount_due_cents, inv.currency);
+  const hasErrors = !!form.error || Object.keys(plans.state.errors ?? {}).length > 0;
+  const { min, max } = payableRange(inv);
+  return html`<form method="post" action="${v.path}/pay" novalidate>
+<input type="hidden" name="_csrf" value="${csrf}">
+${alertBox('error', form.message ?? (hasErrors ? 'Please check the highlighted fields.' : null))}
+${planChoices(plans.offers, inv.currency, inv.allow_partial_payments ? 'The amount below, now' : `${due} now`, plans.state, plans.shortened)}
+${inv.allow_partial_payments ? html`<div class="field">
+<label for="amount">Amount to pay now (${inv.currency.toUpperCase()})</label>
+<p class="hint" id="amount-hint">${min === max ? `The amount due, ${due}.` : `Any amount from ${formatAmount(min, inv.currency)} to ${due}, when paying now.`}</p>
+<input id="amount" name="amount" type="text" inputmode="decimal" autocomplete="off" maxlength="32" value="${form.amount ?? toMajorUnits(max, inv.currency)}" aria-describedby="amount-hint${form.error ? ' amount-error' : ''}"${form.error ? html` aria-invalid="true"` : ''}>
+${form.error ? html`<p class="field-error" id="amount-error">${form.error}</p>` : ''}
+</div>` : ''}
+${agreementBox(plans.state)}
+<button type="submit" class="btn">Continue to payment</button>
+</form>`;
+}
+
 function payForm(v: InvoicePageView, csrf: string): Html {
   const { inv } = v;
   const money = (n: number) => formatAmount(n, inv.currency);
   const form = v.form ?? {};
   const due = money(inv.amount_due_cents);
+  if (v.plans && v.plans.offers.length > 0) return planPayForm(v, csrf, v.plans);
   if (!inv.allow_partial_payments) {
     return html`<form method="post" action="${v.path}/pay">
 <input type="hidden" name="_csrf" value="${csrf}">
@@ -187,6 +217,7 @@ function paidNotice(v: InvoicePageView): Html {
 /** What stands where the pay form would: the reason nothing can be paid. */
 function noForm(v: InvoicePageView): Html {
   const { inv } = v;
+  if (v.activePlan && inv.status !== 'PAID' && inv.status !== 'VOID') return planProgress(v.activePlan.plan, v.activePlan.parts);
   if (inv.status === 'PAID') return alertBox('success', `This invoice is paid.${inv.paid_at ? ` Paid on ${formatDate(inv.paid_at)}.` : ''} Nothing is due.`);
   if (inv.status === 'VOID') return alertBox('info', 'This invoice was voided. Nothing is due and it cannot be paid.');
   if (v.unavailable) return alertBox('info', v.unavailable);

@@ -27,6 +27,9 @@ export const ID_PREFIXES = {
   invoice: 'in',
   email: 'em',
   dashboardUser: 'usr',
+  installmentPlan: 'ip',
+  cardSetup: 'seti',
+  paymentMethod: 'pm',
 } as const;
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];
 

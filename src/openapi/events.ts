@@ -3,6 +3,7 @@ import { CheckoutSessionObject } from '../checkout/presenter.ts';
 import { DisputeObject } from '../disputes/presenter.ts';
 import { EVENT_TYPES, type EventObjectName, type EventType } from '../events/catalogue.ts';
 import { EventObjectSchema } from '../events/presenter.ts';
+import { InstallmentPlanObject } from '../installments/presenter.ts';
 import { InvoiceObject } from '../invoices/presenter.ts';
 import { PaymentObject } from '../payments/presenter.ts';
 import { RefundObject } from '../refunds/presenter.ts';
@@ -17,6 +18,7 @@ export const EVENT_RESOURCES = {
   refund: RefundObject,
   dispute: DisputeObject,
   invoice: InvoiceObject,
+  installment_plan: InstallmentPlanObject,
 } as const satisfies Record<EventObjectName, z.ZodType>;
 
 const dataOf = (object: z.ZodType) =>

@@ -11,6 +11,8 @@ import { EmailObject } from '../email/presenter.ts';
 import { ListEmails } from '../email/schema.ts';
 import { EventTypeListObject } from '../events/catalogue.ts';
 import { ListEvents } from '../events/schema.ts';
+import { InstallmentPlanObject } from '../installments/presenter.ts';
+import { CancelInstallmentPlan, ListInstallmentPlans, UpdateInstallmentPlan } from '../installments/schema.ts';
 import { InvoiceObject } from '../invoices/presenter.ts';
 import { CreateInvoice, ListInvoices, NoParams, UpdateInvoice } from '../invoices/schema.ts';
 import type { IdPrefix } from '../lib/ids.ts';
@@ -18,6 +20,8 @@ import { deletedObject, listOf } from '../lib/objects.ts';
 import { PaymentLinkAnalyticsObject, PaymentLinkObject } from '../payment-links/presenter.ts';
 import { CreatePaymentLink, ListPaymentLinks, UpdatePaymentLink } from '../payment-links/schema.ts';
 import { PaymentObject } from '../payments/presenter.ts';
+import { PortalSessionObject } from '../portal/presenter.ts';
+import { CreatePortalSession } from '../portal/schema.ts';
 import { ListPayments } from '../payments/schema.ts';
 import { RefundObject } from '../refunds/presenter.ts';
 import { CancelRefund, CreateRefund, ListRefunds } from '../refunds/schema.ts';
@@ -54,6 +58,11 @@ export const TAGS = [
   { name: 'Refunds', description: 'All or part of a SUCCEEDED payment given back, through the processor.' },
   { name: 'Disputes', description: 'Chargebacks opened by the processor; the merchant answers with evidence or accepts the loss.' },
   { name: 'Invoices', description: 'Bills for line items: DRAFT, finalized (OPEN, numbered), sent to the customer and paid on the hosted invoice page.' },
+  {
+    name: 'Installment plans',
+    description:
+      'A payment link or an invoice paid in parts: the payer chooses a plan on the page and pays the first part on the hosted checkout; the card is kept at the processor and the other parts are charged on their dates, retried on failure.',
+  },
   { name: 'Emails', description: 'Receipts, refund notices, invoices and reminders the service sent (or, without `SMTP_URL`, only logged).' },
   { name: 'Webhook endpoints', description: 'Where the service POSTs signed events; their deliveries, retries and test events.' },
   { name: 'Events', description: 'Every event the service recorded, newest first, for catching up after downtime; and resending them.' },
@@ -189,6 +198,19 @@ export const OPERATIONS: readonly Operation[] = [
     description: 'Permanently deletes the customer.',
     id: ['cus', 'customer'],
     response: deletedObject('customer', 'cus'),
+  },
+  {
+    method: 'post',
+    path: '/v1/customers/{id}/portal-sessions',
+    operationId: 'createCustomerPortalSession',
+    tag: 'Customers',
+    summary: 'Create a customer portal link',
+    description:
+      "A one-time link (15 minutes) that signs the customer in to the customer portal, where they see their own payments, receipts, invoices and installment plans with you, pay an open invoice and replace the card of an active plan. `Idempotency-Key` is refused: the answer holds a live sign-in link, which is never stored; a retry makes another link, and an unused one expires by itself.",
+    id: ['cus', 'customer'],
+    body: CreatePortalSession,
+    response: PortalSessionObject,
+    idempotency: false,
   },
 
   // Payment links
@@ -408,6 +430,48 @@ export const OPERATIONS: readonly Operation[] = [
     response: InvoiceObject,
   },
 
+  // Installment plans
+  {
+    method: 'get',
+    path: '/v1/installment-plans',
+    operationId: 'listInstallmentPlans',
+    tag: 'Installment plans',
+    summary: 'List installment plans',
+    query: ListInstallmentPlans,
+    response: listOf(InstallmentPlanObject),
+  },
+  {
+    method: 'get',
+    path: '/v1/installment-plans/{id}',
+    operationId: 'retrieveInstallmentPlan',
+    tag: 'Installment plans',
+    summary: 'Retrieve an installment plan',
+    id: ['ip', 'installment plan'],
+    response: InstallmentPlanObject,
+  },
+  {
+    method: 'patch',
+    path: '/v1/installment-plans/{id}',
+    operationId: 'updateInstallmentPlan',
+    tag: 'Installment plans',
+    summary: 'Update an installment plan',
+    description: "Sets the plan's `metadata` (merged key by key), in any status. The amounts, dates and card are the payer's agreement: they never change here.",
+    id: ['ip', 'installment plan'],
+    body: UpdateInstallmentPlan,
+    response: InstallmentPlanObject,
+  },
+  {
+    method: 'post',
+    path: '/v1/installment-plans/{id}/cancel',
+    operationId: 'cancelInstallmentPlan',
+    tag: 'Installment plans',
+    summary: 'Cancel an installment plan',
+    description: 'ACTIVE → CANCELLED: its unpaid parts are CANCELLED and never charged (`installment_plan.cancelled`). Refused while a part is being charged.',
+    id: ['ip', 'installment plan'],
+    body: CancelInstallmentPlan,
+    response: InstallmentPlanObject,
+  },
+
   // Emails
   { method: 'get', path: '/v1/emails', operationId: 'listEmails', tag: 'Emails', summary: 'List emails', query: ListEmails, response: listOf(EmailObject) },
   { method: 'get', path: '/v1/emails/{id}', operationId: 'retrieveEmail', tag: 'Emails', summary: 'Retrieve an email', id: ['em', 'email'], response: EmailObject },
@@ -566,7 +630,7 @@ export const OPERATIONS: readonly Operation[] = [
     operationId: 'testHelpersAdvanceTime',
     tag: 'Test helpers',
     summary: 'Advance time',
-    description: 'Runs now the time-based work of the test mode due within `seconds`: session expiries and invoice reminders.',
+    description: 'Runs now the time-based work of the test mode due within `seconds`: session expiries, invoice reminders, and installment parts and their retries (charged on the saved card).',
     body: AdvanceTime,
     response: TimeAdvanceObject,
     errors: TEST_HELPER_ERRORS,

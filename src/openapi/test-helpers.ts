@@ -27,6 +27,7 @@ export const TimeAdvanceObject = z
     as_of: unixTime('The moment work was looked ahead to (nothing keeps it).'),
     checkout_sessions_expired: z.number().int().meta({ description: 'Checkout sessions expired.' }),
     invoice_reminders_sent: z.number().int().meta({ description: 'Invoice reminders sent.' }),
+    installments_charged: z.number().int().meta({ description: 'Charges of installment parts made (paid or declined), retries included.' }),
     has_more: z.boolean().meta({ description: 'True when more work was due than one call does: call again.' }),
   })
   .meta({ id: 'test_helpers.time_advance', description: 'What one advance-time did.' });

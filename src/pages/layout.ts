@@ -65,6 +65,20 @@ a{color:#4b44d6}
 .brand img{display:block;max-height:2.5rem;max-width:10rem;width:auto;height:auto}
 .brand-name{font-weight:700;font-size:1.0625rem;margin:0;overflow-wrap:anywhere}
 .sr-only{position:absolute;width:1px;height:1px;padding:0;margin:-1px;overflow:hidden;clip:rect(0,0,0,0);border:0}
+fieldset.choices{border:0;padding:0;margin:0 0 1rem;min-width:0}
+fieldset.choices legend{font-weight:600;font-size:.875rem;margin:0 0 .5rem;padding:0}
+label.choice,label.check{display:flex;gap:.625rem;align-items:flex-start;font-weight:400;font-size:.9375rem}
+label.choice{border:1px solid #c9ced8;border-radius:8px;padding:.75rem;margin:0 0 .5rem;cursor:pointer}
+label.choice:has(input:checked){border-color:#635bff;box-shadow:0 0 0 1px #635bff}
+input[type=radio],input[type=checkbox]{display:block;flex:none;width:1.25rem;height:1.25rem;min-height:0;margin:.125rem 0 0;padding:0;accent-color:#635bff}
+.choice-body{display:flex;flex-direction:column;gap:.125rem;min-width:0;flex:1}
+.choice-body small{color:#5b6478;font-size:.8125rem;line-height:1.4;margin-top:.25rem}
+ol.schedule{list-style:none;margin:.25rem 0 0;padding:0;font-size:.9375rem}
+ol.schedule li{display:flex;justify-content:space-between;gap:.75rem;padding:.125rem 0;border-bottom:1px dashed #e6e8ee}
+ol.schedule li:last-child{border-bottom:0}
+ol.schedule .num{white-space:nowrap;font-variant-numeric:tabular-nums}
+.plan-note{margin:0 0 1rem}
+table.items.parts th+th,table.items.parts td+td{padding-left:.75rem}
 @media (max-width:420px){main{padding:1rem .75rem 2rem}.card{padding:1.25rem 1rem}.amount{font-size:1.75rem}
 dl.facts{grid-template-columns:1fr;gap:0}dl.facts dt{font-size:.8125rem;margin-top:.5rem}dl.facts dd{text-align:left}}
 `.trim();
@@ -148,7 +162,13 @@ export interface PageOptions {
    * must allow them in its CSP: allowBrand (security.ts).
    */
   brand?: PageBrand;
+  /** Stylesheets after PAGE_CSS (the customer portal's), each allowed by its hash in the response's CSP. */
+  styles?: readonly string[];
+  /** The closing line under the body; null: none (the portal ends with the merchant's support address). */
+  footer?: string | null;
 }
+
+const SECURE_FOOTER = 'Payments are processed securely. Card numbers are never stored.';
 
 /** A complete HTML document around `body`. */
 export function renderPage(opts: PageOptions): string {
@@ -162,13 +182,14 @@ export function renderPage(opts: PageOptions): string {
 <link rel="icon" href="${FAVICON_HREF}">
 <title>${opts.title}</title>
 <style>${raw(PAGE_CSS)}</style>
-${opts.brand?.brand_color ? html`<style>${raw(brandCss(opts.brand.brand_color))}</style>
+${(opts.styles ?? []).map((css) => html`<style>${raw(css)}</style>
+`)}${opts.brand?.brand_color ? html`<style>${raw(brandCss(opts.brand.brand_color))}</style>
 ` : ''}${(opts.scripts ?? []).map((src) => html`<script src="${src}" defer></script>
 `)}</head>
 <body>
 <main>
 ${brandHeader(opts.brand)}${opts.body}
-<footer>Payments are processed securely. Card numbers are never stored.</footer>
+${opts.footer === null ? '' : html`<footer>${opts.footer ?? SECURE_FOOTER}</footer>`}
 </main>
 </body>
 </html>

@@ -45,11 +45,16 @@ export async function applyViews(sql: Sql, views: readonly ViewRecord[]): Promis
   })) as number;
 }
 
-/** Adds one successful link payment to its link's counters, once. False when already counted or not a link payment. */
+/**
+ * Adds one successful link payment to its link's counters, once. False when already counted or not
+ * a link payment. A later part of an installment plan adds its amount to total_collected_cents but
+ * is not a payment of the link: the plan was counted once, with its first part.
+ */
 export async function applyPayment(sql: Sql, paymentId: string): Promise<boolean> {
   return (await sql.begin(async (tx) => {
-    const [p] = await tx<{ link: string; amount: number }[]>`
-      select payment_link_id as link, amount_cents as amount from payments
+    const [p] = await tx<{ link: string; amount: number; counts: number }[]>`
+      select payment_link_id as link, amount_cents as amount, case when coalesce(installment_number, 1) = 1 then 1 else 0 end as counts
+      from payments
       where id = ${paymentId} and status = 'SUCCEEDED' and payment_link_id is not null`;
     if (!p) return false;
     await tx`select id from payment_links where id = ${p.link} for update`;
@@ -59,7 +64,7 @@ export async function applyPayment(sql: Sql, paymentId: string): Promise<boolean
     if (counted.length === 0) return false;
     await tx`
       update payment_links
-      set payment_count = payment_count + 1, total_collected_cents = total_collected_cents + ${p.amount}
+      set payment_count = payment_count + ${p.counts}, total_collected_cents = total_collected_cents + ${p.amount}
       where id = ${p.link}`;
     return true;
   })) as boolean;
@@ -85,7 +90,7 @@ export async function reconcileCounters(sql: Sql, graceSeconds = 5): Promise<num
     select l.id from payment_links l
     left join lateral (select count(*) as n from payment_link_views v where v.payment_link_id = l.id) v on true
     left join lateral (
-      select count(*) as n, coalesce(sum(p.amount_cents), 0) as total
+      select count(*) filter (where coalesce(p.installment_number, 1) = 1) as n, coalesce(sum(p.amount_cents), 0) as total
       from payment_link_counted_payments c join payments p on p.id = c.payment_id
       where c.payment_link_id = l.id and p.status = 'SUCCEEDED'
     ) p on true
@@ -99,7 +104,7 @@ export async function reconcileCounters(sql: Sql, graceSeconds = 5): Promise<num
         update payment_links l set
           view_count = (select count(*) from payment_link_views v where v.payment_link_id = l.id),
           payment_count = (select count(*) from payment_link_counted_payments c join payments p on p.id = c.payment_id
-                           where c.payment_link_id = l.id and p.status = 'SUCCEEDED'),
+                           where c.payment_link_id = l.id and p.status = 'SUCCEEDED' and coalesce(p.installment_number, 1) = 1),
           total_collected_cents = (select coalesce(sum(p.amount_cents), 0) from payment_link_counted_payments c
                                    join payments p on p.id = c.payment_id
                                    where c.payment_link_id = l.id and p.status = 'SUCCEEDED')

@@ -22,7 +22,8 @@ import type { PageBrand } from '../pages/index.ts';
 import type { Services } from '../services.ts';
 import { chargesEnabled } from '../processor/select.ts';
 import { ViewRecorder } from './view-counter.ts';
-import { endedPage, linkPage, notFoundPage, paymentsOffPage, thanksPage, type PayerForm } from './views.ts';
+import { endedPage, linkPage, notFoundPage, paymentsOffPage, thanksPage, type LinkOffers, type PayerForm } from './views.ts';
+import { newPlanChoice, planOffers, readPlanForm, testCalendar, validPlanEmail } from '../installments/offer.ts';
 import { parseSource, SLUG_PATTERN, type LinkSource } from './schema.ts';
 import { closedReason, startCheckout, type Payer } from './service.ts';
 import * as store from './store.ts';
@@ -92,10 +93,19 @@ export function paymentLinkPagesRouter(s: Services): Router {
     return brand;
   }
 
+  /** The installment plans the link offers now (none unless installment_enabled), with their dates from now. */
+  function offersOf(link: PaymentLinkRow, brand: PageBrand): LinkOffers | null {
+    if (!link.installment_enabled) return null;
+    const calendar = testCalendar(s, link.livemode);
+    const offers = planOffers({ total: link.amount_cents, currency: link.currency, options: link.installment_options, merchant: brand.business_name, testIntervalSeconds: calendar.interval });
+    return { offers, shortened: calendar.interval !== null };
+  }
+
   async function showForm(req: Request, res: Response, link: PaymentLinkRow, source: LinkSource, status: number, state: PayerForm = {}) {
     allowFormTargets(res, [s.config.checkoutUrl]);
     const token = await csrf.token(req, res, link.id);
-    send(res, status, linkPage(link, await branding(res, link), `${base}/${encodeURIComponent(String(req.params.key))}`, token, source, state));
+    const brand = await branding(res, link);
+    send(res, status, linkPage(link, brand, `${base}/${encodeURIComponent(String(req.params.key))}`, token, source, state, offersOf(link, brand)));
   }
 
   r.get('/:key', security, page(async (req, res, link) => {
@@ -113,8 +123,10 @@ export function paymentLinkPagesRouter(s: Services): Router {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const source = parseSource(body.src);
     const payer: Payer = { name: typed(body.name), email: typed(body.email), phone: typed(body.phone) };
+    const planForm = { plan: typed(body.plan), agree: typed(body.agree) === 'yes' };
+    const chosen = { plan: planForm.plan, agree: planForm.agree };
     if (!(await csrf.verify(req, link.id))) {
-      return showForm(req, res, link, source, 403, { ...payer, message: 'This form has expired. Please submit it again.' });
+      return showForm(req, res, link, source, 403, { ...payer, plan: chosen, message: 'This form has expired. Please submit it again.' });
     }
     // Card testing: each post opens a session (a row and a job), so a throttled one stops here.
     const throttled = await limits.openSession(clientAddress(req), link.id);
@@ -124,11 +136,22 @@ export function paymentLinkPagesRouter(s: Services): Router {
     }
     const closed = closedReason(link, await store.succeededPayments(s.sql, link.id));
     if (closed) return send(res, 409, endedPage(link, await branding(res, link), closed.badge, closed.message));
-    const errors = payerErrors(link, payer);
-    if (errors) return showForm(req, res, link, source, 400, { ...payer, errors });
-    const session = await startCheckout(s, link, source, payer);
+    // A plan (when the link offers them): the agreement ticked, and an email to find the customer by.
+    const offers = offersOf(link, await getBranding(s.sql, link.account_id));
+    const choice = offers ? readPlanForm(planForm, offers.offers) : ({ full: true } as const);
+    const errors = payerErrors(link, payer) ?? {};
+    const planErrors = 'errors' in choice ? choice.errors : {};
+    const wantsPlan = offers !== null && !('full' in choice);
+    if (wantsPlan && !errors.email && !validPlanEmail(payer.email)) {
+      errors.email = 'Enter your email, like you@example.com: a payment plan needs it for its notices.';
+    }
+    if (Object.keys(errors).length || Object.keys(planErrors).length) {
+      return showForm(req, res, link, source, 400, { ...payer, errors, plan: { ...chosen, errors: planErrors } });
+    }
+    const plan = 'offer' in choice ? newPlanChoice(s, { offer: choice.offer, total: link.amount_cents, email: payer.email, ip: clientAddress(req), livemode: link.livemode }) : null;
+    const session = await startCheckout(s, link, source, payer, plan);
     res.redirect(303, sessionUrl(s.config.checkoutUrl, session.id));
-  }, collectedFields));
+  }, (link) => [...collectedFields(link), ...(link.installment_enabled ? ['email'] : [])]));
 
   // The success_url of the link's checkout sessions.
   r.get('/:key/paid', security, page(async (req, res, link) => {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { amountCents, created, currencyCode, livemode, metadataObject, nullableUnixTime, objectId, objectName, refId, updated } from '../lib/objects.ts';
 import { unix } from '../lib/time.ts';
+import { effectiveOptions, InstallmentOptionObject } from '../lib/installments.ts';
 import { LINK_SOURCES, LINK_STATUSES, LINK_TYPES } from './schema.ts';
 import type { PaymentLinkRow, SourceTotals } from './store.ts';
 
@@ -26,7 +27,10 @@ export const PaymentLinkObject = z
     collect_name: z.boolean().meta({ description: "The page asks for the payer's name." }),
     collect_email: z.boolean().meta({ description: "The page asks for the payer's email." }),
     collect_phone: z.boolean().meta({ description: "The page asks for the payer's phone number." }),
-    installment_enabled: z.boolean().meta({ description: 'The link offers installment payment.' }),
+    installment_enabled: z.boolean().meta({ description: 'The link offers installment payment: the payer may choose a plan of `installment_options` instead of paying in full.' }),
+    installment_options: z
+      .array(InstallmentOptionObject)
+      .meta({ description: 'The plans offered when `installment_enabled` (the default when none were set: 3 monthly payments). Options that would split the amount into parts under 1 are not offered.' }),
     quantity_limit: z.number().int().nullable().meta({ description: 'Hard cap on successful payments; reaching it makes the link COMPLETED.' }),
     view_count: count('Times the public page was loaded.'),
     payment_count: count('Successful payments through the link.'),
@@ -85,6 +89,7 @@ export function presentPaymentLink(row: PaymentLinkRow, publicLinkUrl: string): 
     collect_email: row.collect_email,
     collect_phone: row.collect_phone,
     installment_enabled: row.installment_enabled,
+    installment_options: effectiveOptions(row.installment_options).map((o) => ({ count: o.count, interval: o.interval })),
     quantity_limit: row.quantity_limit,
     view_count: row.view_count,
     payment_count: row.payment_count,

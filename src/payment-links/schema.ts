@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { currencySchema, MAX_AMOUNT } from '../lib/currency.ts';
 import { listQuerySchema } from '../lib/pagination.ts';
 import { metadataSchema, text, unixSeconds } from '../lib/validate.ts';
+import { installmentOptionsSchema } from '../lib/installments.ts';
 
 export const LINK_TYPES = ['SINGLE', 'MULTI'] as const;
 export const LINK_STATUSES = ['ACTIVE', 'COMPLETED', 'CANCELLED'] as const;
@@ -38,7 +39,8 @@ const writable = {
   collect_name: z.boolean(),
   collect_email: z.boolean(),
   collect_phone: z.boolean(),
-  installment_enabled: z.boolean(),
+  installment_enabled: z.boolean().meta({ description: 'The page offers to pay in installments (`installment_options`) besides paying in full.' }),
+  installment_options: installmentOptionsSchema.nullable(),
   quantity_limit: z.number().int('must be an integer').min(1, 'must be at least 1').max(1_000_000_000).nullable(),
   expires_at: unixSeconds().nullable(),
   metadata: metadataSchema.nullable(),

@@ -8,6 +8,7 @@ import { newId } from '../lib/ids.ts';
 import { nowUnix } from '../lib/time.ts';
 import { mergeMetadata, metadataOnCreate } from '../lib/validate.ts';
 import type { Services } from '../services.ts';
+import { splitAmount, type PlanChoice } from '../lib/installments.ts';
 import type { CreatePaymentLink, LinkSource, LinkType, UpdatePaymentLink } from './schema.ts';
 import * as store from './store.ts';
 import type { LinkChanges, Owner, PaymentLinkRow, SourceTotals } from './store.ts';
@@ -93,6 +94,7 @@ export async function createLink(s: Services, o: Owner, input: CreatePaymentLink
         collect_email: input.collect_email ?? false,
         collect_phone: input.collect_phone ?? false,
         installment_enabled: input.installment_enabled ?? false,
+        installment_options: input.installment_options ?? null,
         quantity_limit: input.quantity_limit ?? null,
         expires_at: input.expires_at != null ? new Date(input.expires_at * 1000) : null,
         metadata: metadataOnCreate(input.metadata),
@@ -137,6 +139,9 @@ export function planUpdate(cur: PaymentLinkRow, patch: UpdatePaymentLink, paid: 
     if (patch[k] !== undefined && patch[k] !== cur[k]) c[k] = patch[k];
   }
   if (patch.metadata !== undefined) c.metadata = mergeMetadata(cur.metadata, patch.metadata);
+  if (patch.installment_options !== undefined && JSON.stringify(patch.installment_options) !== JSON.stringify(cur.installment_options)) {
+    c.installment_options = patch.installment_options;
+  }
 
   const oldLimit = paymentLimit(cur.type, cur.quantity_limit);
   const ended = cur.status === 'COMPLETED' || isExpired(cur, now) || (oldLimit !== null && succeeded >= oldLimit);
@@ -208,9 +213,10 @@ export interface Payer {
 /**
  * Opens a checkout session for one payer of the link, through the same code path as
  * POST /v1/checkout/sessions. The payer's name and phone travel in the session's metadata
- * (payer_name, payer_phone), the email as customer_email.
+ * (payer_name, payer_phone), the email as customer_email. With `plan` (the payer chose to pay in
+ * installments) the session is the plan's first part: its amount, and the plan it carries.
  */
-export async function startCheckout(s: Services, link: PaymentLinkRow, source: LinkSource, payer: Payer): Promise<SessionRow> {
+export async function startCheckout(s: Services, link: PaymentLinkRow, source: LinkSource, payer: Payer, plan: PlanChoice | null = null): Promise<SessionRow> {
   const metadata: Record<string, string> = {};
   if (link.collect_name && payer.name) metadata.payer_name = payer.name;
   if (link.collect_phone && payer.phone) metadata.payer_phone = payer.phone;
@@ -220,14 +226,20 @@ export async function startCheckout(s: Services, link: PaymentLinkRow, source: L
     s,
     ownerOf(link),
     {
-      amount: link.amount_cents,
+      // A plan's first part: the link's price split as the plan splits it (remainder on the first part).
+      amount: plan ? splitAmount(plan.total_cents, plan.count)[0]! : link.amount_cents,
       currency: link.currency,
       success_url: `${page}/paid?session={CHECKOUT_SESSION_ID}`,
       cancel_url: source === 'DIRECT' ? page : `${page}?src=${source}`,
       customer_id: link.customer_id,
-      customer_email: link.collect_email && payer.email ? payer.email : null,
+      customer_email: plan ? plan.email : link.collect_email && payer.email ? payer.email : null,
       metadata,
     },
-    { paymentLinkId: link.id, linkSource: source, description: link.description ?? link.name ?? undefined },
+    {
+      paymentLinkId: link.id,
+      linkSource: source,
+      description: link.description ?? link.name ?? undefined,
+      ...(plan ? { installment: plan } : {}),
+    },
   );
 }

@@ -3,6 +3,7 @@ import { isId } from '../lib/ids.ts';
 import { keyset, type PageParams } from '../lib/pagination.ts';
 import type { LinkSource, LinkStatus, LinkType } from './schema.ts';
 import type { Owner } from '../lib/owner.ts';
+import type { InstallmentOption } from '../lib/installments.ts';
 
 
 export interface PaymentLinkRow {
@@ -21,6 +22,8 @@ export interface PaymentLinkRow {
   collect_email: boolean;
   collect_phone: boolean;
   installment_enabled: boolean;
+  /** The plans offered when installment_enabled; null: the default (DEFAULT_INSTALLMENT_OPTIONS). */
+  installment_options: InstallmentOption[] | null;
   quantity_limit: number | null;
   view_count: number;
   payment_count: number;
@@ -47,7 +50,13 @@ const withPath = (sql: Db) => sql`*, coalesce(slug, id) as path`;
 
 export async function insertLink(tx: TxSql, o: Owner, link: NewLink): Promise<PaymentLinkRow> {
   const [row] = await tx<PaymentLinkRow[]>`
-    insert into payment_links ${tx({ ...link, account_id: o.accountId, livemode: o.livemode, metadata: tx.json(link.metadata) } as Record<string, unknown>)}
+    insert into payment_links ${tx({
+      ...link,
+      account_id: o.accountId,
+      livemode: o.livemode,
+      metadata: tx.json(link.metadata),
+      installment_options: link.installment_options ? tx.json(link.installment_options as never) : null,
+    } as Record<string, unknown>)}
     returning ${withPath(tx)}`;
   return row!;
 }
@@ -72,6 +81,7 @@ export async function lockLink(tx: TxSql, o: Owner, id: string): Promise<Payment
 export async function updateLink(tx: TxSql, id: string, changes: LinkChanges): Promise<PaymentLinkRow> {
   const set: Record<string, unknown> = { ...changes };
   if (changes.metadata) set.metadata = tx.json(changes.metadata);
+  if (changes.installment_options) set.installment_options = tx.json(changes.installment_options as never);
   const [row] = await tx<PaymentLinkRow[]>`
     update payment_links set ${tx(set)}, updated_at = now()
     where id = ${id}
@@ -114,10 +124,14 @@ export async function claimSlug(tx: TxSql, accountId: string, slug: string): Pro
   return rows.length === 1;
 }
 
-/** Successful payments counted from the payments rows: exact, unlike the asynchronous payment_count. */
+/**
+ * Successful payments counted from the payments rows: exact, unlike the asynchronous payment_count.
+ * An installment plan is one payment of the link (its first part), however many parts it has.
+ */
 export async function succeededPayments(sql: Db, linkId: string): Promise<number> {
   const [row] = await sql<{ n: number }[]>`
-    select count(*)::int as n from payments where payment_link_id = ${linkId} and status = 'SUCCEEDED'`;
+    select count(*)::int as n from payments
+    where payment_link_id = ${linkId} and status = 'SUCCEEDED' and coalesce(installment_number, 1) = 1`;
   return row!.n;
 }
 
@@ -138,7 +152,8 @@ export async function analyticsBySource(sql: Sql, o: Owner, linkId: string): Pro
       where payment_link_id = ${linkId} and account_id = ${o.accountId} and livemode = ${o.livemode}
       group by source
     ), p as (
-      select coalesce(link_source, 'DIRECT') as source, count(*)::bigint as payments, sum(amount_cents)::bigint as amount,
+      select coalesce(link_source, 'DIRECT') as source,
+        count(*) filter (where coalesce(installment_number, 1) = 1)::bigint as payments, sum(amount_cents)::bigint as amount,
         sum(amount_refunded_cents)::bigint as refunded
       from payments
       where payment_link_id = ${linkId} and status = 'SUCCEEDED' and account_id = ${o.accountId} and livemode = ${o.livemode}

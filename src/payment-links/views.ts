@@ -1,5 +1,7 @@
 import { alertBox, formatAmount, html, messagePage, renderPage, type Html, type PageBrand } from '../pages/index.ts';
 import type { LinkSource } from './schema.ts';
+import type { PlanOffer } from '../installments/offer.ts';
+import { agreementBox, planChoices, type PlanChoiceState } from '../installments/views.ts';
 import type { PaymentLinkRow } from './store.ts';
 
 /** What the payer typed, and what was wrong with it, when the form comes back. */
@@ -9,6 +11,15 @@ export interface PayerForm {
   phone?: string;
   errors?: Partial<Record<'name' | 'email' | 'phone', string>>;
   message?: string | null;
+  /** The plan chosen ('full' or an offer's key), the agreement box, and their problems. */
+  plan?: PlanChoiceState;
+}
+
+/** The installment plans the page offers (none: the link offers none, or none fits its amount). */
+export interface LinkOffers {
+  offers: PlanOffer[];
+  /** A test plan's interval in seconds (INSTALLMENT_TEST_INTERVAL_SECONDS): dates are shown with the time. */
+  shortened: boolean;
 }
 
 const money = (l: PaymentLinkRow) => formatAmount(l.amount_cents, l.currency);
@@ -28,28 +39,39 @@ function summary(l: PaymentLinkRow, brand: PageBrand): Html {
 <p class="amount">${money(l)}</p>`;
 }
 
-function field(id: 'name' | 'email' | 'phone', label: string, attrs: Html, form: PayerForm): Html {
+function field(id: 'name' | 'email' | 'phone', label: string, attrs: Html, form: PayerForm, opts: { required?: boolean; hint?: string } = {}): Html {
   const error = form.errors?.[id];
+  const described = [opts.hint ? `${id}-hint` : '', error ? `${id}-error` : ''].filter(Boolean).join(' ');
   return html`<div class="field">
 <label for="${id}">${label}</label>
-<input id="${id}" name="${id}" ${attrs} value="${form[id] ?? ''}"${error ? html` aria-invalid="true" aria-describedby="${id}-error"` : ''} required>
+${opts.hint ? html`<p class="hint" id="${id}-hint">${opts.hint}</p>` : ''}
+<input id="${id}" name="${id}" ${attrs} value="${form[id] ?? ''}"${error ? html` aria-invalid="true"` : ''}${described ? html` aria-describedby="${described}"` : ''}${opts.required === false ? '' : ' required'}>
 ${error ? html`<p class="alert error" id="${id}-error">${error}</p>` : ''}
 </div>`;
 }
 
-/** The page of a link that takes payments: what is paid, the fields it collects, one button. */
-export function linkPage(l: PaymentLinkRow, brand: PageBrand, action: string, csrf: string, source: LinkSource, form: PayerForm = {}): string {
-  const hasErrors = form.errors && Object.keys(form.errors).length > 0;
+/**
+ * The page of a link that takes payments: what is paid, the fields it collects, one button. A link
+ * offering installments shows "Pay in full" and each plan (every amount and date, and the
+ * authorisation), the box to tick for a plan and, when the link does not collect the email, an
+ * email field needed for a plan only.
+ */
+export function linkPage(l: PaymentLinkRow, brand: PageBrand, action: string, csrf: string, source: LinkSource, form: PayerForm = {}, plans: LinkOffers | null = null): string {
+  const hasErrors = (form.errors && Object.keys(form.errors).length > 0) || (form.plan?.errors && Object.keys(form.plan.errors).length > 0);
+  const offering = plans && plans.offers.length > 0;
+  const emailForPlan = offering && !l.collect_email;
   const body = html`<div class="card">
 ${summary(l, brand)}
-${l.installment_enabled ? alertBox('info', 'Installments available: this merchant offers to spread the payment over several installments.') : ''}
 ${alertBox('error', form.message ?? (hasErrors ? 'Please check the highlighted fields.' : null))}
 <form method="post" action="${action}" novalidate>
 <input type="hidden" name="_csrf" value="${csrf}">
 <input type="hidden" name="src" value="${source}">
+${offering ? planChoices(plans.offers, l.currency, `${money(l)} today`, form.plan ?? {}, plans.shortened) : ''}
 ${l.collect_name ? field('name', 'Name', html`type="text" autocomplete="name" maxlength="200"`, form) : ''}
 ${l.collect_email ? field('email', 'Email', html`type="email" autocomplete="email" maxlength="254"`, form) : ''}
+${emailForPlan ? field('email', 'Email (for a payment plan)', html`type="email" autocomplete="email" maxlength="254"`, form, { required: false, hint: 'Needed only for a payment plan: its notices are sent there.' }) : ''}
 ${l.collect_phone ? field('phone', 'Phone', html`type="tel" autocomplete="tel" maxlength="32"`, form) : ''}
+${offering ? agreementBox(form.plan ?? {}) : ''}
 <button type="submit" class="btn">Continue to payment</button>
 </form>
 ${l.livemode ? '' : html`<p class="muted">Test mode: no real money moves. The next page takes the test card 4242 4242 4242 4242.</p>`}

@@ -16,10 +16,12 @@ export const PaymentObject = z
     currency: currencyCode(),
     description: z.string().nullable().meta({ description: "The session's description when the attempt was made." }),
     customer_id: refId('cus', "The session's customer."),
-    checkout_session_id: refId('cs', 'The checkout session paid (or tried).'),
+    checkout_session_id: refId('cs', 'The checkout session paid (or tried); null for a later part of an installment plan, charged without one.'),
     payment_intent_id: z.string().nullable().meta({ description: "The processor's payment intent, shared by every attempt on the session." }),
     payment_link_id: refId('pl', 'The payment link the session was opened from.'),
     invoice_id: refId('in', 'The invoice the payment pays, in full or in part.'),
+    installment_plan_id: refId('ip', 'The installment plan this payment pays a part of (its first part, paid on the hosted checkout, or a later one, charged on the saved card).'),
+    installment_number: z.number().int().nullable().meta({ description: 'Which part of the plan it pays, from 1; null outside a plan.', example: 2 }),
     email: z.string().nullable().meta({ description: 'The email the payer entered (the receipt goes there).' }),
     billing_name: z.string().nullable().meta({ description: '"Name on card" as entered.' }),
     card: z
@@ -41,7 +43,7 @@ export const PaymentObject = z
     created: created(),
     updated: updated(),
   })
-  .meta({ id: 'payment', description: 'One attempt to charge a card for a checkout session, made on the hosted page.' });
+  .meta({ id: 'payment', description: 'One attempt to charge a card: for a checkout session, made on the hosted page, or for a later part of an installment plan, on the card saved with its first part.' });
 export type Payment = z.infer<typeof PaymentObject>;
 
 /** The payment object (docs/payments.md); webhook payloads use this same function. */
@@ -59,6 +61,8 @@ export function presentPayment(row: PaymentRow, checkoutUrl: string): Payment {
     payment_intent_id: row.payment_intent_id,
     payment_link_id: row.payment_link_id,
     invoice_id: row.invoice_id,
+    installment_plan_id: row.installment_plan_id,
+    installment_number: row.installment_plan_id ? row.installment_number : null,
     email: row.email,
     billing_name: row.billing_name,
     card: row.card_last4 ? { brand: row.card_brand, last4: row.card_last4 } : null,

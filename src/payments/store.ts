@@ -37,6 +37,11 @@ export interface PaymentRow {
   processing_since: Date | null;
   /** Payment Element attempts: the intent's last charge when the attempt was prepared (stale-decline guard). */
   processor_prior_charge: string | null;
+  /** The installment plan this payment pays a part of, and which part (1: the first, on the hosted checkout). */
+  installment_plan_id: string | null;
+  installment_number: number | null;
+  /** The reusable card the processor kept with this payment (a plan's first part), or charged (a later part). */
+  processor_payment_method: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -45,18 +50,25 @@ export type NewPayment = Pick<
   PaymentRow,
   | 'id' | 'amount_cents' | 'currency' | 'checkout_session_id' | 'payment_intent_id' | 'customer_id' | 'email'
   | 'billing_name' | 'card_brand' | 'card_last4' | 'description' | 'payment_link_id' | 'link_source'
-> & { processor_prior_charge?: string | null; invoice_id?: string | null };
+> & {
+  processor_prior_charge?: string | null;
+  invoice_id?: string | null;
+  /** A later part of a plan (charged off-session, no checkout session): the plan, the part and the card charged. */
+  installment_plan_id?: string | null;
+  installment_number?: number | null;
+  processor_payment_method?: string | null;
+};
 
 /** A new attempt, PENDING and in flight: it is committed before the processor is called. */
 export async function insertPayment(sql: TxSql, o: Owner, p: NewPayment): Promise<PaymentRow> {
   const [row] = await sql<PaymentRow[]>`
     insert into payments (id, account_id, livemode, amount_cents, currency, checkout_session_id, payment_intent_id,
       customer_id, email, billing_name, card_brand, card_last4, description, payment_link_id, link_source, processing_since,
-      processor_prior_charge, invoice_id)
+      processor_prior_charge, invoice_id, installment_plan_id, installment_number, processor_payment_method)
     values (${p.id}, ${o.accountId}, ${o.livemode}, ${p.amount_cents}, ${p.currency}, ${p.checkout_session_id},
       ${p.payment_intent_id}, ${p.customer_id}, ${p.email}, ${p.billing_name}, ${p.card_brand}, ${p.card_last4},
       ${p.description}, ${p.payment_link_id}, ${p.link_source}, now(), ${p.processor_prior_charge ?? null},
-      ${p.invoice_id ?? null})
+      ${p.invoice_id ?? null}, ${p.installment_plan_id ?? null}, ${p.installment_number ?? null}, ${p.processor_payment_method ?? null})
     returning *`;
   return row!;
 }
@@ -136,21 +148,34 @@ export async function latestOfIntent(sql: TxSql, o: Owner, intentId: string): Pr
   return row;
 }
 
-/** Attempts in flight since before `before`: left so by a crash between the processor call and its record. */
+/**
+ * Checkout attempts in flight since before `before`: left so by a crash between the processor call
+ * and its record. Off-session charges (the later parts of installment plans, which have no checkout
+ * session) have a sweeper of their own: `stuckOffSession`.
+ */
 export async function stuckInFlight(sql: Sql, before: Date, limit: number): Promise<PaymentRow[]> {
   return sql<PaymentRow[]>`
-    select * from payments where processing_since is not null and processing_since < ${before}
+    select * from payments where processing_since is not null and processing_since < ${before} and checkout_session_id is not null
+    order by processing_since limit ${limit}`;
+}
+
+/** Off-session charges (no checkout session) in flight since before `before`, oldest first. */
+export async function stuckOffSession(sql: Sql, before: Date, limit: number): Promise<PaymentRow[]> {
+  return sql<PaymentRow[]>`
+    select * from payments where processing_since is not null and processing_since < ${before} and checkout_session_id is null
     order by processing_since limit ${limit}`;
 }
 
 /**
  * The places of a payment link already taken: SUCCEEDED payments plus the attempts in flight,
  * which reserve theirs until their outcome is recorded (the link row is not locked meanwhile).
+ * An installment plan takes one place, with its first part: its later parts take none.
  */
 export async function linkPlacesTaken(sql: TxSql, linkId: string): Promise<number> {
   const [row] = await sql<{ n: number }[]>`
     select count(*)::int as n from payments
-    where payment_link_id = ${linkId} and (status = 'SUCCEEDED' or processing_since is not null)`;
+    where payment_link_id = ${linkId} and (status = 'SUCCEEDED' or processing_since is not null)
+      and coalesce(installment_number, 1) = 1`;
   return row!.n;
 }
 
@@ -166,23 +191,48 @@ export async function invoiceAmountInFlight(sql: TxSql, invoiceId: string, excep
   return row!.n;
 }
 
+/** What a success records besides the status, where there is something. */
+export interface SuccessDetails {
+  /** The processor's intent of the charge, when it was learnt with the answer (an off-session charge). */
+  intentId?: string | null;
+  /** The card the processor kept (saveCard). */
+  paymentMethod?: string | null;
+  /** The first part of an installment plan: the plan its success creates. */
+  installmentPlanId?: string | null;
+  installmentNumber?: number | null;
+  /** The customer the payment belongs to when it had none (an installment plan's, found or made by the payer's email). */
+  customerId?: string | null;
+}
+
 /** `card`: brand and last four as the processor reports them (Stripe's Payment Element: the service never saw the card). */
-export async function markSucceeded(sql: TxSql, o: Owner, id: string, card: { brand: string; last4: string } | null = null): Promise<PaymentRow> {
+export async function markSucceeded(
+  sql: TxSql,
+  o: Owner,
+  id: string,
+  card: { brand: string; last4: string } | null = null,
+  d: SuccessDetails = {},
+): Promise<PaymentRow> {
   const [row] = await sql<PaymentRow[]>`
     update payments
     set status = 'SUCCEEDED', next_action = null, processing_since = null, succeeded_at = now(), updated_at = now(),
-      card_brand = coalesce(${card?.brand ?? null}, card_brand), card_last4 = coalesce(${card?.last4 ?? null}, card_last4)
+      card_brand = coalesce(${card?.brand ?? null}, card_brand), card_last4 = coalesce(${card?.last4 ?? null}, card_last4),
+      payment_intent_id = coalesce(${d.intentId ?? null}, payment_intent_id),
+      processor_payment_method = coalesce(${d.paymentMethod ?? null}, processor_payment_method),
+      installment_plan_id = coalesce(${d.installmentPlanId ?? null}, installment_plan_id),
+      installment_number = coalesce(${d.installmentNumber ?? null}::int, installment_number),
+      customer_id = coalesce(customer_id, ${d.customerId ?? null})
     where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} and status = 'PENDING'
     returning *`;
   if (!row) throw new Error(`payment ${id} was not PENDING`);
   return row;
 }
 
-export async function markFailed(sql: TxSql, o: Owner, id: string, code: string, message: string): Promise<PaymentRow> {
+export async function markFailed(sql: TxSql, o: Owner, id: string, code: string, message: string, intentId: string | null = null): Promise<PaymentRow> {
   const [row] = await sql<PaymentRow[]>`
     update payments
     set status = 'FAILED', next_action = null, processing_since = null, failure_code = ${code},
-        failure_message = ${message}, failed_at = now(), updated_at = now()
+        failure_message = ${message}, failed_at = now(), updated_at = now(),
+        payment_intent_id = coalesce(${intentId}, payment_intent_id)
     where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} and status = 'PENDING'
     returning *`;
   if (!row) throw new Error(`payment ${id} was not PENDING`);

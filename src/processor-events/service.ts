@@ -36,6 +36,13 @@ export async function handleStripeEvent(s: Services, event: Stripe.Event, log: L
     case 'payment_intent.succeeded':
     case 'payment_intent.payment_failed':
     case 'payment_intent.canceled': {
+      // An off-session charge of an installment plan's later part (metadata payment_id, no session):
+      // its job records Stripe's answer to the create call, and the installment sweeper asks again.
+      const metadata = (object.metadata ?? {}) as Record<string, string>;
+      if (metadata.payment_id && !metadata.checkout_session_id) {
+        log.info({ eventId: event.id, paymentId: metadata.payment_id }, 'an installment charge: recorded by its charge job');
+        break;
+      }
       const result = await processor.retrieveAttempt(object.id, '');
       await recordIntentOutcome(s, object.id, livemode, result, log);
       break;

@@ -1,6 +1,6 @@
 import Stripe from 'stripe';
 import type { StripeKeys } from '../config.ts';
-import type { AttemptLookup, DeclineCode, Processor, ProcessorDispute, RefundLookup, RefundResult } from './types.ts';
+import type { AttemptLookup, DeclineCode, Processor, ProcessorDispute, RefundLookup, RefundResult, SavedCardCharge } from './types.ts';
 import { DECLINE_MESSAGES } from './simulator.ts';
 
 /**
@@ -20,7 +20,8 @@ const DECLINES: Record<string, DeclineCode> = {
   lost_card: 'lost_card',
   stolen_card: 'stolen_card',
   payment_intent_authentication_failure: 'authentication_failed',
-  authentication_required: 'authentication_failed',
+  // Off-session: the bank wants the cardholder present (the plan's card must be confirmed again).
+  authentication_required: 'authentication_required',
 };
 
 const CANCELED_MESSAGE = 'The payment was cancelled before it completed. Your card was not charged.';
@@ -82,7 +83,9 @@ function outcomeOf(pi: Stripe.PaymentIntent): AttemptLookup {
     case 'succeeded': {
       const charge = typeof pi.latest_charge === 'object' ? pi.latest_charge : null;
       const card = charge?.payment_method_details?.card;
-      return { status: 'succeeded', card: card ? { brand: card.brand ?? 'unknown', last4: card.last4 ?? '' } : null };
+      // The card Stripe kept (setup_future_usage): the plan's card for its later parts.
+      const paymentMethod = pi.setup_future_usage ? idOf(pi.payment_method) || null : null;
+      return { status: 'succeeded', card: card ? { brand: card.brand ?? 'unknown', last4: card.last4 ?? '' } : null, paymentMethod };
     }
     case 'requires_payment_method':
       // Declined (the error of the last confirmation), or never confirmed: not charged.
@@ -92,6 +95,18 @@ function outcomeOf(pi: Stripe.PaymentIntent): AttemptLookup {
     default: // processing, requires_action (3-D Secure in the payer's browser), requires_confirmation, requires_capture
       return { status: 'processing' };
   }
+}
+
+/** What an off-session PaymentIntent says of the charge (chargeSavedCard). */
+function savedChargeOf(pi: Stripe.PaymentIntent): SavedCardCharge {
+  const outcome = outcomeOf(pi);
+  const intentId = pi.id;
+  if (outcome.status === 'succeeded') return { status: 'succeeded', intentId, card: outcome.card ?? null };
+  if (outcome.status === 'declined') return { ...outcome, intentId };
+  // requires_action off-session: the bank wants the cardholder, who is not there.
+  if (pi.status === 'requires_action') return { status: 'declined', ...declineOf({ code: 'authentication_required' }), intentId };
+  if (outcome.status === 'not_found') return { status: 'declined', ...declineOf(null), intentId };
+  return { status: 'processing', intentId };
 }
 
 const isMissing = (err: unknown) => err instanceof Stripe.errors.StripeInvalidRequestError && err.code === 'resource_missing';
@@ -138,7 +153,7 @@ export function createStripeProcessor(keys: StripeKeys, apiUrl: string): Process
       );
       return { id: c.id };
     },
-    async createPaymentIntent({ reference, amount, currency, customer }) {
+    async createPaymentIntent({ reference, amount, currency, customer, saveCard }) {
       // The customer is part of the key: Stripe refuses a key reused with other parameters, and the
       // customer's twin may be filled in between two calls (the orphan intent is never confirmed).
       const pi = await stripe.paymentIntents.create(
@@ -147,6 +162,9 @@ export function createStripeProcessor(keys: StripeKeys, apiUrl: string): Process
           currency,
           ...(customer ? { customer } : {}),
           automatic_payment_methods: { enabled: true },
+          // The first part of an installment plan: Stripe keeps the card for the later, off-session
+          // parts (attached to the plan's customer before the first of them: chargeSavedCard).
+          ...(saveCard ? { setup_future_usage: 'off_session' as const } : {}),
           metadata: { checkout_session_id: reference },
         },
         { idempotencyKey: `intent-${reference}${customer ? `-${customer}` : ''}` },
@@ -174,6 +192,52 @@ export function createStripeProcessor(keys: StripeKeys, apiUrl: string): Process
     },
     completeAuthentication() {
       return Promise.reject(new Error('the Stripe processor runs 3-D Secure in the browser: no server-side completion'));
+    },
+    async chargeSavedCard({ reference, again, customer, paymentMethod, amount, currency, description }) {
+      if (!customer) throw new Error('a Stripe off-session charge needs the customer the card is saved on');
+      // Asked again after a crash: the charge made for this reference, if Stripe has it (an
+      // idempotency key is only kept for 24 hours), is answered instead of charging again. A first
+      // call (a new payment id) cannot have one, so the customer's intents are not walked then.
+      if (again) {
+        for await (const pi of stripe.paymentIntents.list({ customer, limit: 100 })) {
+          if (pi.metadata?.payment_id === reference) return savedChargeOf(pi);
+        }
+      }
+      // A card saved without a customer (the first part's intent had none) is attached before its first reuse.
+      const pm = await stripe.paymentMethods.retrieve(paymentMethod);
+      if (idOf(pm.customer) !== customer) await stripe.paymentMethods.attach(paymentMethod, { customer });
+      try {
+        const pi = await stripe.paymentIntents.create(
+          {
+            amount,
+            currency,
+            customer,
+            payment_method: paymentMethod,
+            off_session: true,
+            confirm: true,
+            ...(description ? { description } : {}),
+            metadata: { payment_id: reference },
+          },
+          { idempotencyKey: `charge-${reference}` },
+        );
+        return savedChargeOf(pi);
+      } catch (err) {
+        // A decline off-session is a card error carrying the failed intent (402).
+        if (err instanceof Stripe.errors.StripeCardError) {
+          const raw = err.raw as { payment_intent?: { id?: string } } | undefined;
+          return { status: 'declined', ...declineOf(err), intentId: raw?.payment_intent?.id ?? null };
+        }
+        throw err;
+      }
+    },
+    setupCard() {
+      return Promise.reject(new Error('the Stripe processor collects cards in the browser (Payment Element): no server-side setup'));
+    },
+    completeSetupAuthentication() {
+      return Promise.reject(new Error('the Stripe processor runs 3-D Secure in the browser: no server-side setup'));
+    },
+    async retrieveSetup() {
+      return { status: 'not_found' as const };
     },
     async retrieveAttempt(intentId) {
       try {

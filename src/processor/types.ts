@@ -17,7 +17,9 @@ export type DeclineCode =
   | 'incorrect_cvc'
   | 'lost_card'
   | 'stolen_card'
-  | 'authentication_failed';
+  | 'authentication_failed'
+  /** An off-session charge the bank wants the cardholder present for (3-D Secure): the card must be confirmed again on a page. */
+  | 'authentication_required';
 
 export type ChargeResult =
   | { status: 'succeeded' }
@@ -34,7 +36,34 @@ export type AttemptLookup = (ChargeResult | { status: 'not_found' } | { status: 
   card?: { brand: string; last4: string } | null;
   /** The processor's charge the answer is about (its last confirmation), where it has charges. */
   charge?: string | null;
+  /**
+   * The reusable card the processor kept when the attempt asked to save it (`saveCard`: the first
+   * part of an installment plan), for later off-session charges. Only its id at the processor.
+   */
+  paymentMethod?: string | null;
 };
+
+/** A confirmation's answer, with the card kept at the processor when it was asked to (saveCard). */
+export type ChargeAnswer = ChargeResult & { paymentMethod?: string | null };
+
+/**
+ * An off-session charge of a saved card (a later part of an installment plan): its outcome, or
+ * processing when the processor has no final answer yet. `intentId` is the processor's intent of
+ * the charge (refunds go through it); the card's brand and last four where the processor says.
+ */
+export type SavedCardCharge = (ChargeResult | { status: 'processing' }) & {
+  intentId: string | null;
+  card?: { brand: string; last4: string } | null;
+};
+
+/** A card saved without a charge (a setup session: a plan's new card), or the answer on the way to it. */
+export type SetupResult =
+  | { status: 'succeeded'; paymentMethod: string; card: { brand: string; last4: string } | null }
+  | { status: 'requires_action'; action: 'three_d_secure' }
+  | { status: 'declined'; code: DeclineCode; message: string };
+
+/** What the processor knows of a setup: its outcome, not_found when it never saw it (then closed), or processing. */
+export type SetupLookup = SetupResult | { status: 'not_found' } | { status: 'processing' };
 
 /**
  * A refund as the processor sees it. `pending` is the usual first answer: card refunds settle
@@ -83,6 +112,11 @@ export interface Processor {
     currency: string;
     customer: string | null;
     livemode: boolean;
+    /**
+     * Keep the card for later off-session charges (the first part of an installment plan): the
+     * simulator makes a reusable token, Stripe gets `setup_future_usage: off_session`.
+     */
+    saveCard?: boolean;
   }): Promise<{ id: string; clientSecret: string | null }>;
   /**
    * Cancels the session's intent (the session expired), so it can no longer be confirmed.
@@ -96,9 +130,37 @@ export interface Processor {
    * Charges the card for one attempt (`attempt` is our payment id). Idempotent by `attempt`: a
    * retry answers the first outcome and never charges twice.
    */
-  confirmPaymentIntent(intentId: string, attempt: string, card: CardDetails): Promise<ChargeResult>;
+  confirmPaymentIntent(intentId: string, attempt: string, card: CardDetails, opts?: { saveCard?: boolean }): Promise<ChargeAnswer>;
   /** Finishes an attempt that answered requires_action, once the payer has passed or failed 3-D Secure. */
-  completeAuthentication(intentId: string, attempt: string, outcome: 'complete' | 'fail'): Promise<ChargeResult>;
+  completeAuthentication(intentId: string, attempt: string, outcome: 'complete' | 'fail'): Promise<ChargeAnswer>;
+  /**
+   * Charges a card the processor kept (`paymentMethod`, saved by an earlier confirmation) with the
+   * cardholder absent: a later part of an installment plan. Idempotent by `reference` (our payment
+   * id): asked again, it answers the first charge's outcome and never charges twice, so the
+   * sweeper may simply ask again after a crash. `customer` is the processor's customer (Stripe
+   * keeps saved cards on one); null where the processor needs none (the simulator). `again`: the
+   * charge may have reached the processor before (the sweeper asking after a crash), so a
+   * processor that cannot rely on its idempotency alone looks for it first; a first call does not.
+   */
+  chargeSavedCard(input: {
+    reference: string;
+    again?: boolean;
+    customer: string | null;
+    paymentMethod: string;
+    amount: number;
+    currency: string;
+    livemode: boolean;
+    description: string | null;
+  }): Promise<SavedCardCharge>;
+  /**
+   * Saves a card without charging it (a setup session: the new card of an installment plan).
+   * Idempotent by `reference` (our card setup id); may ask for 3-D Secure first.
+   */
+  setupCard(reference: string, card: CardDetails, livemode: boolean): Promise<SetupResult>;
+  /** Finishes a setup that answered requires_action, once the cardholder passed or failed 3-D Secure. */
+  completeSetupAuthentication(reference: string, outcome: 'complete' | 'fail'): Promise<SetupResult>;
+  /** What became of a setup (the sweeper, after a crash); not_found closes it, as retrieveAttempt does. */
+  retrieveSetup(reference: string): Promise<SetupLookup>;
   /**
    * Asks again what became of an attempt whose outcome we did not record (a crash between the call
    * and our second transaction). not_found means the card was never charged, and the processor

@@ -13,6 +13,7 @@ export const QUEUE_NAMES = {
   refunds: 'refunds',
   email: 'email',
   invoices: 'invoices',
+  installments: 'installments',
 } as const;
 export type QueueName = (typeof QUEUE_NAMES)[keyof typeof QUEUE_NAMES];
 

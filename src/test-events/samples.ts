@@ -5,6 +5,8 @@ import { presentDispute } from '../disputes/presenter.ts';
 import type { DisputeRow } from '../disputes/store.ts';
 import type { EventType } from '../events/catalogue.ts';
 import type { ApiObject } from '../events/presenter.ts';
+import { presentPlan } from '../installments/presenter.ts';
+import type { PartRow, PlanRow } from '../installments/store.ts';
 import { presentInvoice } from '../invoices/presenter.ts';
 import type { InvoiceRow, InvoiceStatus } from '../invoices/store.ts';
 import { newId, type IdPrefix } from '../lib/ids.ts';
@@ -41,6 +43,8 @@ interface Ids {
   refund: string;
   dispute: string;
   invoice: string;
+  plan: string;
+  link: string;
 }
 
 const AMOUNT = 2500;
@@ -72,6 +76,8 @@ function session(ids: Ids, livemode: boolean, now: Date, completed: boolean): Se
     payment_link_id: null,
     link_source: null,
     invoice_id: null,
+    mode: 'payment',
+    installment: null,
     expires_at: completed ? later(created, 1) : now,
     completed_at: completed ? now : null,
     expired_at: completed ? null : now,
@@ -110,6 +116,9 @@ function payment(ids: Ids, livemode: boolean, now: Date, status: PaymentStatus, 
     disputed: false,
     processing_since: null,
     processor_prior_charge: null,
+    installment_plan_id: null,
+    installment_number: null,
+    processor_payment_method: null,
     created_at: created,
     updated_at: now,
   };
@@ -198,6 +207,8 @@ function invoice(ids: Ids, livemode: boolean, now: Date, type: EventType): Invoi
     due_date: later(created, 30),
     allow_partial_payments: false,
     minimum_payment_cents: null,
+    allow_installments: false,
+    installment_options: null,
     hosted_token: randomBytes(24).toString('base64url'),
     metadata: {},
     finalized_at: draft ? null : ago(now, type === 'invoice.finalized' ? 0 : 2 * 24 * 60),
@@ -212,6 +223,74 @@ function invoice(ids: Ids, livemode: boolean, now: Date, type: EventType): Invoi
     updated_at: now,
   };
 }
+
+type PlanStage = 'created' | 'completed' | 'defaulted' | 'cancelled';
+
+/** A plan of 3 monthly parts of a sample link, at the stage its event type tells, with its parts in their states then. */
+function plan(ids: Ids, livemode: boolean, now: Date, stage: PlanStage): { plan: PlanRow; parts: PartRow[] } {
+  const start = stage === 'created' ? now : ago(now, 62 * 24 * 60);
+  const month = (k: number) => new Date(Date.UTC(start.getUTCFullYear(), start.getUTCMonth() + k, start.getUTCDate(), start.getUTCHours(), start.getUTCMinutes()));
+  const amounts = [3334, 3333, 3333];
+  const statuses: Record<PlanStage, PartRow['status'][]> = {
+    created: ['PAID', 'SCHEDULED', 'SCHEDULED'],
+    completed: ['PAID', 'PAID', 'PAID'],
+    defaulted: ['PAID', 'FAILED', 'CANCELLED'],
+    cancelled: ['PAID', 'CANCELLED', 'CANCELLED'],
+  };
+  const parts: PartRow[] = amounts.map((amount, i) => {
+    const status = statuses[stage][i]!;
+    return {
+      plan_id: ids.plan,
+      number: i + 1,
+      amount_cents: amount,
+      due_at: month(i),
+      status,
+      next_attempt_at: status === 'SCHEDULED' ? month(i) : null,
+      attempt_count: status === 'PAID' ? 1 : status === 'FAILED' ? 4 : 0,
+      payment_id: status === 'PAID' || status === 'FAILED' ? sampleId('pay') : null,
+      first_failed_at: status === 'FAILED' ? month(i) : null,
+      paid_at: status === 'PAID' ? month(i) : null,
+    };
+  });
+  return {
+    plan: {
+      id: ids.plan,
+      account_id: ids.account,
+      livemode,
+      customer_id: ids.customer,
+      payment_link_id: ids.link,
+      invoice_id: null,
+      checkout_session_id: ids.session,
+      currency: CURRENCY,
+      total_cents: 10000,
+      count: 3,
+      interval: 'month',
+      test_interval_seconds: null,
+      test_retry_seconds: null,
+      status: stage === 'created' ? 'ACTIVE' : stage === 'completed' ? 'COMPLETED' : stage === 'defaulted' ? 'DEFAULTED' : 'CANCELLED',
+      email: EMAIL,
+      description: 'Sample course paid in 3 monthly payments',
+      processor_payment_method: null,
+      card_brand: 'visa',
+      card_last4: '4242',
+      agreement_text: 'I authorise Sample Shop to charge my card $33.34 today and $33.33 on each of the next 2 monthly dates shown, and to keep my card with its payment processor for these payments.',
+      agreed_at: start,
+      agreement_ip: '203.0.113.7',
+      metadata: {},
+      completed_at: stage === 'completed' ? now : null,
+      defaulted_at: stage === 'defaulted' ? now : null,
+      cancelled_at: stage === 'cancelled' ? now : null,
+      created_at: start,
+      updated_at: now,
+    },
+    parts,
+  };
+}
+
+const planSample = (stage: PlanStage) => (ids: Ids, lm: boolean, now: Date) => {
+  const p = plan(ids, lm, now, stage);
+  return presentPlan(p.plan, p.parts);
+};
 
 /** How each type's sample is made: every catalogue type has one (the Record makes the compiler check it). */
 const SAMPLES: Record<EventType, (ids: Ids, livemode: boolean, now: Date, urls: SampleUrls) => ApiObject> = {
@@ -233,6 +312,10 @@ const SAMPLES: Record<EventType, (ids: Ids, livemode: boolean, now: Date, urls: 
   'invoice.finalized': (ids, lm, now, u) => presentInvoice(invoice(ids, lm, now, 'invoice.finalized'), u.invoiceUrl),
   'invoice.voided': (ids, lm, now, u) => presentInvoice(invoice(ids, lm, now, 'invoice.voided'), u.invoiceUrl),
   'invoice.marked_uncollectible': (ids, lm, now, u) => presentInvoice(invoice(ids, lm, now, 'invoice.marked_uncollectible'), u.invoiceUrl),
+  'installment_plan.created': planSample('created'),
+  'installment_plan.completed': planSample('completed'),
+  'installment_plan.defaulted': planSample('defaulted'),
+  'installment_plan.cancelled': planSample('cancelled'),
 };
 
 /** A sample of the object a `type` event carries, in the given mode, with fresh sample ids. */
@@ -246,6 +329,8 @@ export function sampleObject(type: EventType, livemode: boolean, urls: SampleUrl
     refund: sampleId('re'),
     dispute: sampleId('dp'),
     invoice: sampleId('in'),
+    plan: sampleId('ip'),
+    link: sampleId('pl'),
   };
   return SAMPLES[type](ids, livemode, now, urls);
 }

@@ -26,6 +26,7 @@ export function presentTimeAdvance(r: TimeAdvance) {
     as_of: unix(r.asOf),
     checkout_sessions_expired: r.sessionsExpired,
     invoice_reminders_sent: r.remindersSent,
+    installments_charged: r.installmentsCharged,
     has_more: r.hasMore,
   };
 }

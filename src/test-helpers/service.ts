@@ -10,6 +10,7 @@ import { recordProcessorDispute } from '../disputes/service.ts';
 import type { DisputeRow } from '../disputes/store.ts';
 import { sendDueReminder } from '../invoices/reminders.ts';
 import { dueRemindersOf } from '../invoices/store.ts';
+import { chargeDueBy } from '../installments/charge.ts';
 import { ApiError, resourceMissing } from '../lib/errors.ts';
 import type { Owner } from '../lib/owner.ts';
 import { findPayment, type PaymentRow } from '../payments/store.ts';
@@ -61,6 +62,7 @@ const invalidState = (message: string) => new ApiError('resource_invalid_state',
 async function payableSession(s: Services, o: Owner, id: string, log: Logger): Promise<SessionRow> {
   const row = await retrieveSession(s, o, id, log); // 404, and expire-on-read as GET does
   if (row.status !== 'OPEN') throw invalidState(`Only an OPEN checkout session can be paid; this one is ${row.status}.`);
+  if (row.mode === 'setup') throw invalidState('This checkout session saves a card (a plan\'s card update) and charges nothing: save a card on its hosted page (url).');
   if (requireProcessor(s, o.livemode).collectsCard !== 'server') {
     throw invalidState(
       "Test mode runs on Stripe's test mode here (STRIPE_TEST_* are set): its checkout page takes the card in Stripe's Payment Element, " +
@@ -144,6 +146,7 @@ export interface TimeAdvance {
   asOf: Date;
   sessionsExpired: number;
   remindersSent: number;
+  installmentsCharged: number;
   hasMore: boolean;
 }
 
@@ -152,7 +155,9 @@ export interface TimeAdvance {
  * due by `now + seconds`: OPEN sessions whose expires_at is by then are expired (expireInTx as the
  * job runs it, with checkout.session.expired and the payer's abandoned challenge failed), and
  * invoices whose next reminder is due by then get it (sendDueReminder, one reminder per invoice per
- * call: the next is planned from the real time this one went out, as its rule says). Nothing is
+ * call: the next is planned from the real time this one went out, as its rule says), and the parts of
+ * installment plans due by then are charged, with the retries of those declined that fall due by then
+ * too (chargePart, the charge job's handler: payments, events, dunning emails). Nothing is
  * moved: objects keep their real timestamps, and the call keeps no clock (docs/decisions.md, "Test
  * helpers": why there is no test clock).
  */
@@ -174,7 +179,16 @@ export async function advanceTime(s: Services, o: Owner, input: AdvanceTime, log
   for (const id of invoices.slice(0, ADVANCE_BATCH)) {
     if ((await sendDueReminder(s, id, asOf)) === 'sent') remindersSent++;
   }
-  return { seconds: input.seconds, asOf, sessionsExpired, remindersSent, hasMore: sessions.length > ADVANCE_BATCH || invoices.length > ADVANCE_BATCH };
+  // Installment parts due by then, and their retries due by then (chargePart, as the charge job runs it).
+  const installments = await chargeDueBy(s, o, asOf, log);
+  return {
+    seconds: input.seconds,
+    asOf,
+    sessionsExpired,
+    remindersSent,
+    installmentsCharged: installments.charged,
+    hasMore: sessions.length > ADVANCE_BATCH || invoices.length > ADVANCE_BATCH || installments.hasMore,
+  };
 }
 
 /**

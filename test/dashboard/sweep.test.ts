@@ -39,6 +39,6 @@ describe('the hourly clean-up of dashboard sessions and links', () => {
 
   it('when the worker starts, then the clean-up is scheduled beside the idempotency clean-up', () => {
     const ids = maintenanceWorker.schedules!(t.s).map((sch) => sch.id);
-    expect(ids).toEqual(['idempotency-cleanup', 'dashboard-sessions-cleanup']);
+    expect(ids).toEqual(['idempotency-cleanup', 'dashboard-sessions-cleanup', 'portal-sessions-cleanup']);
   });
 });

@@ -73,6 +73,8 @@ describe('POST /v1/invoices', () => {
       due_date: due,
       allow_partial_payments: false,
       minimum_payment_cents: null,
+      allow_installments: false,
+      installment_options: [{ count: 3, interval: 'month' }],
       hosted_invoice_url: null,
       invoice_pdf: null,
       finalized_at: null,

@@ -80,7 +80,7 @@ describe('numbers, totals and tokens', () => {
 const draft: InvoiceRow = {
   id: 'in_1', account_id: 'acct_1', livemode: false, customer_id: 'cus_1', number: null, status: 'DRAFT', currency: 'usd',
   line_items: [{ name: 'Tea', quantity: 2, amount: 500 }], total_cents: 1000, amount_paid_cents: 0, amount_due_cents: 1000,
-  description: null, due_date: null, allow_partial_payments: true, minimum_payment_cents: 200, hosted_token: 'tok',
+  description: null, due_date: null, allow_partial_payments: true, minimum_payment_cents: 200, allow_installments: false, installment_options: null, hosted_token: 'tok',
   metadata: { a: '1' }, finalized_at: null, sent_at: null, paid_at: null, voided_at: null, marked_uncollectible_at: null,
   reminder_count: 0, last_reminder_at: null, next_reminder_at: null, created_at: new Date(), updated_at: new Date(),
 };

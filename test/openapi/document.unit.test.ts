@@ -45,11 +45,12 @@ describe('the OpenAPI document', () => {
     }
   });
 
-  it('when a POST makes a retry safe, then it takes Idempotency-Key; the API key calls, which refuse it, do not', () => {
+  it('when a POST makes a retry safe, then it takes Idempotency-Key; the API key calls and portal links, which refuse it, do not', () => {
     for (const op of OPERATIONS.filter((o) => o.method === 'post')) {
       const params = (doc.paths[op.path].post.parameters ?? []) as Array<{ $ref?: string }>;
       const takesKey = params.some((p) => p.$ref === '#/components/parameters/IdempotencyKey');
-      expect(takesKey, `POST ${op.path}`).toBe(!op.path.startsWith('/v1/api-keys'));
+      // Their answers hold a secret (a key, a one-time sign-in link) that a stored replay would keep.
+      expect(takesKey, `POST ${op.path}`).toBe(!op.path.startsWith('/v1/api-keys') && !op.path.endsWith('/portal-sessions'));
     }
     expect(doc.components.parameters.IdempotencyKey).toMatchObject({ in: 'header', name: 'Idempotency-Key' });
   });

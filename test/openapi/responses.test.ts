@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { useTestServer, type ApiResponse, type RequestOptions } from '../helpers/server.ts';
 import { documentValidator } from './validate.ts';
+import { startPlan } from '../installments/helpers.ts';
 
 // Every operation of the document, called on the running service through a representative flow;
 // each answer (2xx and errors alike) is checked against the response schema the document gives
@@ -100,6 +101,7 @@ describe('the running service against its OpenAPI document', () => {
     await ok('GET', `/v1/customers/${customer.id}`);
     await ok('PATCH', `/v1/customers/${customer.id}`, { body: { phone: '+44 20 7946 0000', notes: null } });
     await ok('GET', `/v1/customers?limit=1&email=ada@example.com`);
+    await ok('POST', `/v1/customers/${customer.id}/portal-sessions`, { body: { return_url: 'https://merchant.example/account' } });
     expect((await call('GET', '/v1/customers/cus_01m89emrkt0006k689spej1tdy0e8')).status).toBe(404);
     expect((await call('POST', '/v1/customers', { body: { email: 'a@example.com', amount_cents: 1 } })).status).toBe(400);
     expect((await call('GET', '/v1/customers?limit=0')).status).toBe(400);
@@ -206,6 +208,20 @@ describe('the running service against its OpenAPI document', () => {
     await ok('GET', `/v1/webhook-endpoints/${endpoint.id}/deliveries?status=PENDING`);
     await ok('POST', `/v1/webhook-endpoints/${endpoint.id}/retry-failed`, { body: { since: event.created - 60 } });
     await ok('DELETE', `/v1/webhook-endpoints/${endpoint.id}`);
+  });
+
+  it('when a payer starts an installment plan on a link page, then the plan reads, lists, updates and cancels as the document says', async () => {
+    const link = await ok('POST', '/v1/payment-links', { body: { amount: 9000, currency: 'usd', installment_enabled: true, installment_options: [{ count: 3, interval: 'month' }] } });
+    const { plan } = await startPlan(t, link.url);
+    expect(plan).toBeTruthy();
+    const got = await ok('GET', `/v1/installment-plans/${plan!.id}`);
+    expect(got.status).toBe('ACTIVE');
+    await ok('GET', `/v1/installment-plans?payment_link_id=${link.id}&status=ACTIVE&customer=${got.customer_id}`);
+    await ok('GET', `/v1/payments?customer=${got.customer_id}`);
+    expect((await ok('PATCH', `/v1/installment-plans/${plan!.id}`, { body: { metadata: { order: '1042' } } })).metadata).toEqual({ order: '1042' });
+    const cancelled = await ok('POST', `/v1/installment-plans/${plan!.id}/cancel`);
+    expect(cancelled.status).toBe('CANCELLED');
+    await call('POST', `/v1/installment-plans/${plan!.id}/cancel`);
   });
 
   it('when the whole flow has run, then every operation of the document was answered with a 200 that matches it', async () => {

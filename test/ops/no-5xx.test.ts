@@ -9,6 +9,9 @@ import { createLink } from '../payment-links/helpers.ts';
 import { encode, hostileBody, hostileParams, idSegment, NUMBER_EDGES, NUMBER_TEXT_EDGES, paramsText, TEXT_EDGES } from './hostile.ts';
 import { pathOf, Payer } from '../helpers/payer.ts';
 import { payInvoice, sessionOf } from '../invoices/page-helpers.ts';
+import { PortalClient } from '../portal/helpers.ts';
+import { startPlan } from '../installments/helpers.ts';
+import { startCardUpdate } from '../../src/installments/service.ts';
 
 /**
  * Property: whatever a client sends to any endpoint or hosted page, the answer is not a 5xx, comes
@@ -36,7 +39,14 @@ interface Route {
 
 const t = useTestServer({
   // The card-testing limits would answer 429 before the form checks this test is after.
-  env: { RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '1000000', RATE_LIMIT_PAY_PER_CLIENT_PER_HOUR: '1000000', RATE_LIMIT_PAY_PER_SESSION_PER_HOUR: '1000000' },
+  env: {
+    RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '1000000',
+    RATE_LIMIT_PAY_PER_CLIENT_PER_HOUR: '1000000',
+    RATE_LIMIT_PAY_PER_SESSION_PER_HOUR: '1000000',
+    // Likewise the portal's sign-in limits (issue 16) before its form checks.
+    PORTAL_SIGN_IN_PER_CLIENT_PER_HOUR: '0',
+    PORTAL_SIGN_IN_PER_EMAIL_PER_HOUR: '0',
+  },
 });
 let key: string;
 const fx: Record<string, string> = {};
@@ -135,10 +145,46 @@ beforeAll(async () => {
   await new Payer(t).pay(toDispute, { card_number: '4242 4242 4242 4242' });
   fx.payDispute = (await t.sql<{ id: string }[]>`select id from payments where checkout_session_id = ${toDispute}`)[0]!.id;
 
+  // Installment plans (issue 16): a link offering them (its page's plan form), an ACTIVE plan to read
+  // and one to cancel, a sent invoice offering them (its pay form), and a card-update (setup) session.
+  const planLink = await createLink(t, key, { slug: 'fuzz-plans', installment_enabled: true, installment_options: [{ count: 3, interval: 'month' }] });
+  fx.plPlans = planLink.id;
+  fx.ip = (await startPlan(t, planLink.url)).plan!.id as string;
+  fx.ipCancel = (await startPlan(t, planLink.url)).plan!.id as string;
+  payers.planLink = new Payer(t);
+  await payers.planLink.get(pathOf(planLink.url));
+  const plansInvoice = await sent({ allow_installments: true, allow_partial_payments: false, minimum_payment_cents: null });
+  fx.tokPlans = plansInvoice.token;
+  payers.planInvoice = new Payer(t);
+  await payers.planInvoice.get(pathOf(plansInvoice.url));
+  const planOwner = { accountId: (await t.sql<{ account_id: string }[]>`select account_id from payment_links where id = ${planLink.id}`)[0]!.account_id, livemode: false };
+  fx.csSetup = (await startCardUpdate(t.s, planOwner, fx.ip, 'https://merchant.example/account')).session.id;
+  payers.setup = new Payer(t);
+  await payers.setup.get(`/checkout/${fx.csSetup}`);
+
   // Keys (issue 14): keys other than the calling one, to roll and to revoke.
   fx.key = await post('/v1/api-keys', {});
   fx.keyRoll = await post('/v1/api-keys', {});
   fx.keyRevoke = await post('/v1/api-keys', {});
+
+  // The customer portal (issue 16): fx.cus's account, a payment and an invoice of fx.cus, a one-time
+  // link, a signed-out form, a signed-in session and one to sign out (a browser's cookies and token).
+  fx.acct = (await t.sql<{ account_id: string }[]>`select account_id from customers where id = ${fx.cus}`)[0]!.account_id;
+  fx.payPortal = (await t.sql<{ id: string }[]>`select id from payments where customer_id = ${fx.cus} and status = 'SUCCEEDED' limit 1`)[0]!.id;
+  const portalLink = async () => (await t.request('POST', `/v1/customers/${fx.cus}/portal-sessions`, { key, body: {} })).body.url as string;
+  fx.portalToken = new URL(await portalLink()).searchParams.get('token')!;
+  const portalPayer = async (signIn: boolean) => {
+    const c = new PortalClient(t);
+    if (signIn) await c.follow(await portalLink());
+    await c.get(`/portal/${fx.acct}`);
+    const payer = new Payer(t);
+    payer.cookie = c.cookieHeader;
+    payer.token = c.token;
+    return payer;
+  };
+  payers.portalOut = await portalPayer(false);
+  payers.portalIn = await portalPayer(true);
+  payers.portalSignOut = await portalPayer(true);
 });
 
 const ids = (...names: string[]) => () => names.map((n) => fx[n]!);
@@ -146,10 +192,10 @@ const listParams = ['limit', 'starting_after', 'ending_before'];
 const inADay = () => Math.floor(Date.now() / 1000) + 86_400;
 const session = () => ({ amount: 1999, currency: 'usd', success_url: 'https://merchant.example/ok', expires_at: inADay() - 3600 });
 const sessionFields = ['amount', 'currency', 'success_url', 'cancel_url', 'line_items', 'customer_id', 'customer_email', 'description', 'metadata', 'expires_at'];
-const linkFields = ['amount', 'currency', 'type', 'name', 'slug', 'description', 'customer_id', 'collect_name', 'collect_email', 'collect_phone', 'installment_enabled', 'quantity_limit', 'expires_at', 'metadata', 'status'];
+const linkFields = ['amount', 'currency', 'type', 'name', 'slug', 'description', 'customer_id', 'collect_name', 'collect_email', 'collect_phone', 'installment_enabled', 'installment_options', 'quantity_limit', 'expires_at', 'metadata', 'status'];
 const customerFields = ['email', 'first_name', 'last_name', 'phone', 'company_name', 'notes', 'metadata'];
 const endpointFields = ['url', 'enabled_events', 'description', 'is_active'];
-const invoiceFields = ['customer_id', 'currency', 'line_items', 'description', 'due_date', 'allow_partial_payments', 'minimum_payment_cents', 'metadata'];
+const invoiceFields = ['customer_id', 'currency', 'line_items', 'description', 'due_date', 'allow_partial_payments', 'minimum_payment_cents', 'allow_installments', 'installment_options', 'metadata'];
 const invoice = () => ({
   customer_id: fx.cus!,
   currency: 'usd',
@@ -228,6 +274,18 @@ const API: Route[] = [
   { method: 'POST', path: '/v1/test-helpers/checkout/sessions/:id/pay', ids: ids('csHelper', 'cs'), body: () => ({ scenario: 'declined', email: 'a@b.co', name: 'Ada' }), fields: ['card', 'scenario', 'email', 'name'] },
   { method: 'POST', path: '/v1/test-helpers/checkout/sessions/:id/expire', ids: ids('csHelperExpire'), body: () => ({}), fields: ['x'] },
   { method: 'POST', path: '/v1/test-helpers/payments/:id/dispute', ids: ids('payDispute', 'pay'), body: () => ({ reason: 'duplicate' }), fields: ['reason'] },
+  // Issue 16: installment plans.
+  {
+    method: 'GET',
+    path: '/v1/installment-plans',
+    query: () => ({ limit: '2', status: 'ACTIVE', payment_link_id: fx.plPlans!, customer: 'cus_x' }),
+    params: [...listParams, 'status', 'customer', 'customer_id', 'payment_link_id', 'invoice_id'],
+  },
+  { method: 'GET', path: '/v1/installment-plans/:id', ids: ids('ip', 'ipCancel') },
+  { method: 'PATCH', path: '/v1/installment-plans/:id', ids: ids('ip', 'ipCancel'), body: () => ({ metadata: { order: '1042' } }), fields: ['metadata'] },
+  { method: 'POST', path: '/v1/installment-plans/:id/cancel', ids: ids('ipCancel', 'ip'), body: () => ({}), fields: ['x'] },
+  // Issue 16: a customer portal link (it refuses Idempotency-Key, which half the requests carry).
+  { method: 'POST', path: '/v1/customers/:id/portal-sessions', ids: ids('cus', 'cusGone'), body: () => ({ return_url: 'https://merchant.example/account' }), fields: ['return_url'] },
 ];
 
 const PAGES: Route[] = [
@@ -242,7 +300,37 @@ const PAGES: Route[] = [
   { method: 'GET', path: '/invoices/:id', ids: () => [fx.tok!, fx.tokPaid!, fx.tokVoid!, NO_TOKEN], query: () => ({ paid: fx.csInvoice! }), params: ['paid', 'x'] },
   { method: 'POST', path: '/invoices/:id/pay', ids: () => [fx.tok!, fx.tokPaid!, NO_TOKEN], payer: () => payers.invoice!, body: () => ({ amount: '10.00' }), fields: ['amount'] },
   { method: 'GET', path: '/invoices/:id/pdf', ids: () => [fx.tok!, fx.tokPaid!, fx.tokVoid!, NO_TOKEN] },
+  // Issue 16: plans chosen on a link page and an invoice page; a card-update (setup) session of the checkout.
+  { method: 'POST', path: '/l/:id', ids: () => ['fuzz-plans'], payer: () => payers.planLink!, body: () => ({ src: 'DIRECT', plan: '3-month', agree: 'yes', email: 'a@b.co' }), fields: ['src', 'plan', 'agree', 'email'] },
+  { method: 'POST', path: '/invoices/:id/pay', ids: () => [fx.tokPlans!], payer: () => payers.planInvoice!, body: () => ({ plan: '3-month', agree: 'yes' }), fields: ['plan', 'agree', 'amount'] },
+  { method: 'GET', path: '/checkout/:id', ids: ids('csSetup'), query: () => ({}), params: ['x'] },
+  { method: 'POST', path: '/checkout/:id/pay', ids: ids('csSetup'), payer: () => payers.setup!, body: () => ({ ...cardForm }), fields: Object.keys(cardForm) },
+  { method: 'GET', path: '/checkout/:id/authenticate', ids: ids('csSetup'), query: () => ({ setup: 'seti_x' }), params: ['setup'] },
+  { method: 'POST', path: '/checkout/:id/authenticate', ids: ids('csSetup'), payer: () => payers.setup!, body: () => ({ setup: 'seti_x', outcome: 'x' }), fields: ['setup', 'outcome'] },
+  // Issue 16: the customer portal, signed out (the account is the :id) and signed in (fx.acct in the path).
+  { method: 'GET', path: '/portal/:id', ids: () => [fx.acct!, 'acct_00000000000000000000000000000'], query: () => ({ mode: 'test', signed_out: '1' }), params: ['mode', 'signed_out'] },
+  { method: 'POST', path: '/portal/:id', ids: () => [fx.acct!], payer: () => payers.portalOut!, body: () => ({ email: 'fuzz@example.com', mode: 'test' }), fields: ['email', 'mode'] },
+  { method: 'GET', path: '/portal/:id/sign-in', ids: () => [fx.acct!], query: () => ({ token: fx.portalToken!, return_url: 'https://merchant.example/', sig: 'x' }), params: ['token', 'return_url', 'sig'] },
+  { method: 'POST', path: '/portal/:id/sign-out', ids: () => [fx.acct!], payer: () => payers.portalSignOut!, body: () => ({}), fields: ['x'] },
+  portalRoute({ method: 'GET', path: '', query: () => ({ mode: 'live' }), params: ['mode'] }),
+  portalRoute({ method: 'GET', path: '/payments', query: () => ({ older_than: fx.payPortal! }), params: ['older_than'] }),
+  portalRoute({ method: 'GET', path: '/payments/:id', ids: () => [fx.payPortal!, fx.paid!] }),
+  portalRoute({ method: 'GET', path: '/invoices', query: () => ({ older_than: fx.inPaid! }), params: ['older_than'] }),
+  portalRoute({ method: 'GET', path: '/invoices/:id', ids: () => [fx.inPartial!, fx.inPaid!] }),
+  portalRoute({ method: 'GET', path: '/plans/:id', ids: () => ['ip_00000000000000000000000000000'], query: () => ({ card: 'back' }), params: ['card'] }),
+  portalRoute({ method: 'POST', path: '/plans/:id/card', ids: () => ['ip_00000000000000000000000000000'], body: () => ({}), fields: ['x'] }),
 ];
+
+/** A signed-in portal page: its path under fx.acct's portal (read when the request is sent), the signed-in payer. */
+function portalRoute(r: Route): Route {
+  return {
+    ...r,
+    get path() {
+      return `/portal/${fx.acct ?? ':account'}${r.path}`;
+    },
+    payer: () => payers.portalIn!,
+  };
+}
 
 interface Generated {
   method: string;

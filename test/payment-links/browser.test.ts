@@ -38,7 +38,8 @@ describe('payment link pages in Chromium', () => {
       expect(await page.locator('h1').textContent()).toBe('Wednesdays 7pm at the studio. Bring a mat.');
       expect(await page.content()).not.toContain('Yoga class');
       await page.getByText('€120.00').first().waitFor();
-      await page.getByText('Installments available').waitFor();
+      await page.getByRole('radio', { name: /Pay in full/ }).waitFor();
+      expect(await page.getByRole('radio', { name: /Pay in full/ }).isChecked()).toBe(true);
       await shot(page, 'payment-link-desktop.png');
       await page.getByLabel('Name').fill('Ada Lovelace');
       await page.getByLabel('Email').fill('ada@example.com');

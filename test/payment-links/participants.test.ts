@@ -22,9 +22,9 @@ beforeAll(async () => {
 afterAll(() => closeServices(bare));
 
 describe('payment participants built in the composition root', () => {
-  it('when services are built, then the payment-links, invoices, disputes and receipts participants are in their list, with no page router mounted', () => {
+  it('when services are built, then the installments, payment-links, invoices, disputes and receipts participants are in their list, with no page router mounted', () => {
     expect(bare.paymentParticipants).toContain(linkPaymentParticipant);
-    expect(bare.paymentParticipants.map((p) => p.name)).toEqual(['payment-links', 'invoices', 'disputes', 'receipts']);
+    expect(bare.paymentParticipants.map((p) => p.name)).toEqual(['installments', 'payment-links', 'invoices', 'disputes', 'receipts']);
   });
 
   it('when a service that never mounted the link pages pays a link at its quantity_limit, then the payment is refused uncharged and the link holds one payment', async () => {

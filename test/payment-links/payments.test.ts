@@ -152,7 +152,8 @@ describe('the public page', () => {
     expect(page.status).toBe(200);
     expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
     expect(page.html).not.toContain('Concert ticket'); // the link's name is internal (issue 14)
-    for (const text of ['Front row', '$25.00', '>Name</label>', '>Email</label>', '>Phone</label>', 'Installments available']) {
+    // A link offering installments: "Pay in full" and its plan, every amount and date (the old promise "Installments available" is gone).
+    for (const text of ['Front row', '$25.00', '>Name</label>', '>Email</label>', '>Phone</label>', 'Pay in full', '3 monthly payments', '$8.34', 'I authorise']) {
       expect(page.html).toContain(text);
     }
     const bad = await p.post(pathOf(link.url), { name: '', email: 'nope', phone: 'x' });

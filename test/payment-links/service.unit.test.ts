@@ -23,6 +23,7 @@ const row = (over: Partial<PaymentLinkRow> = {}): PaymentLinkRow => ({
   collect_email: false,
   collect_phone: false,
   installment_enabled: false,
+  installment_options: null,
   quantity_limit: null,
   view_count: 0,
   payment_count: 0,

@@ -197,7 +197,7 @@ describe('validation', () => {
 });
 
 describe('event types and the admin board', () => {
-  it('when the catalogue is read, then it lists the seven types of spec 6.2, then the refund, dispute and invoice types', async () => {
+  it('when the catalogue is read, then it lists the seven types of spec 6.2, then the refund, dispute, invoice and installment plan types', async () => {
     const a = await t.account();
     const res = await t.request('GET', '/v1/event-types', { key: a.test });
     expect(res.status).toBe(200);
@@ -220,6 +220,10 @@ describe('event types and the admin board', () => {
       'invoice.finalized',
       'invoice.voided',
       'invoice.marked_uncollectible',
+      'installment_plan.created',
+      'installment_plan.completed',
+      'installment_plan.defaulted',
+      'installment_plan.cancelled',
     ]);
     expect((await t.request('GET', '/v1/event-types')).status).toBe(401);
   });

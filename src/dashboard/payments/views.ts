@@ -142,6 +142,10 @@ export function paymentDetail(v: PaymentView, f: Forms): ShellPage {
         ? ['Payment link', html`<a class="mono" href="/dashboard/payment-links/${p.payment_link_id}">${p.payment_link_id}</a>${p.link_source ? html` <span class="muted">(${linkSource(p.link_source)})</span>` : ''}`]
         : null,
       p.invoice_id ? ['Invoice', html`<a class="mono" href="/dashboard/invoices/${p.invoice_id}">${p.invoice_id}</a>`] : null,
+      // A part of an installment plan (issue 16): the plan (GET /v1/installment-plans/:id) and which part.
+      p.installment_plan_id
+        ? ['Installment plan', html`<span class="mono">${p.installment_plan_id}</span>${p.installment_number ? html` <span class="muted">(payment ${p.installment_number})</span>` : ''}`]
+        : null,
       ['Customer', p.customer_id ? html`<a class="mono" href="/dashboard/customers/${p.customer_id}">${p.customer_id}</a>` : null],
       ['Receipt', v.receiptUrl ? html`<a href="${v.receiptUrl}" target="_blank" rel="noopener">Open the receipt</a>` : null],
       ['Payment ID', html`<span class="mono">${p.id}</span>`],

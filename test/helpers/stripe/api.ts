@@ -40,6 +40,13 @@ const DECLINES: Record<string, { code: string; decline_code?: string; message: s
   '4000000000000127': { code: 'incorrect_cvc', message: 'Your card\'s security code is incorrect.' },
 };
 const THREE_D_SECURE = new Set(['4000000000003220', '4000002500003155']);
+/**
+ * Saved cards, charged off-session: Stripe's "attaches but charges fail" card as the simulator plays
+ * it (the payment with the cardholder present succeeds, every off-session charge is declined), and
+ * the card that always asks for authentication (an off-session charge answers authentication_required).
+ */
+const OFF_SESSION_DECLINES = new Set(['4000000000000341']);
+const ALWAYS_AUTHENTICATE = new Set(['4000002760003184']);
 
 export interface ReceivedRequest {
   method: string;
@@ -87,6 +94,9 @@ export class StripeStandIn {
   readonly charges = new Map<string, Obj>();
   readonly refunds = new Map<string, Obj>();
   readonly disputes = new Map<string, Obj>();
+  readonly paymentMethods = new Map<string, Obj>();
+  /** The card number behind each saved payment method: Stripe's side, never the service's. */
+  private readonly savedCards = new Map<string, string>();
   /** Refunds created from now on stay pending until settleRefund(). */
   refundsPending = false;
   private readonly idempotent = new Map<string, { status: number; body: Obj }>();
@@ -189,10 +199,50 @@ export class StripeStandIn {
       metadata: {}, disputed: false, payment_method_details: { type: 'card', card: { brand, last4: card.slice(-4), exp_month: 12, exp_year: 2034, funding: 'credit', country: 'US' } },
     };
     this.charges.set(charge.id, charge);
-    Object.assign(pi, { status: 'succeeded', latest_charge: charge.id, last_payment_error: null, amount_received: pi.amount, payment_method: rid('pm') });
+    // setup_future_usage: the card is kept as a reusable payment method (attached to the intent's customer, if any).
+    const pm = pi.payment_method && this.paymentMethods.has(pi.payment_method) ? this.paymentMethods.get(pi.payment_method)! : this.savePaymentMethod(card, pi.livemode, pi.setup_future_usage ? pi.customer : null);
+    Object.assign(pi, { status: 'succeeded', latest_charge: charge.id, last_payment_error: null, amount_received: pi.amount, payment_method: pm.id });
     delete pi.pending_card;
     this.emit('payment_intent.succeeded', this.view(pi));
     return pi;
+  }
+
+  private savePaymentMethod(card: string, livemode: boolean, customer: string | null): Obj {
+    const brand = card.startsWith('4') ? 'visa' : card.startsWith('5') ? 'mastercard' : 'unknown';
+    const pm = { id: rid('pm'), object: 'payment_method', type: 'card', customer, livemode, created: now(), card: { brand, last4: card.slice(-4), exp_month: 12, exp_year: 2034 }, metadata: {} };
+    this.paymentMethods.set(pm.id, pm);
+    this.savedCards.set(pm.id, card);
+    return pm;
+  }
+
+  /**
+   * PaymentIntents.create with confirm and off_session (a later part of a plan): the saved card is
+   * charged with the cardholder absent. A decline answers 402 with the failed intent, as Stripe does.
+   */
+  private chargeOffSession(p: Obj, livemode: boolean): [number, Obj] {
+    const pm = this.paymentMethods.get(p.payment_method);
+    if (!pm || pm.livemode !== livemode) return this.missing('payment_method', p.payment_method ?? '');
+    if (pm.customer !== p.customer) {
+      return [400, { error: { type: 'invalid_request_error', code: 'payment_method_not_attached', message: 'The PaymentMethod must be attached to the customer.' } }];
+    }
+    const pid = rid('pi');
+    const pi: Obj = {
+      id: pid, object: 'payment_intent', amount: Number(p.amount), currency: p.currency, customer: p.customer, metadata: p.metadata ?? {},
+      status: 'processing', client_secret: `${pid}_secret_${randomBytes(8).toString('hex')}`, last_payment_error: null, latest_charge: null,
+      next_action: null, livemode, created: now(), canceled_at: null, cancellation_reason: null, amount_received: 0, capture_method: 'automatic',
+      confirmation_method: 'automatic', payment_method: pm.id, payment_method_types: ['card'], off_session: true, setup_future_usage: null,
+      description: p.description ?? null,
+    };
+    this.intents.set(pid, pi);
+    const card = this.savedCards.get(pm.id)!;
+    const decline = OFF_SESSION_DECLINES.has(card) ? DECLINES['4000000000000002']! : DECLINES[card];
+    if (decline || ALWAYS_AUTHENTICATE.has(card)) {
+      const err = decline ?? { code: 'authentication_required', decline_code: 'authentication_required', message: 'Your card was declined. This transaction requires authentication.' };
+      this.decline(pi, err);
+      if (ALWAYS_AUTHENTICATE.has(card)) Object.assign(pi, { status: 'requires_payment_method' });
+      return [402, { error: { type: 'card_error', ...err, payment_intent: this.view(pi) } }];
+    }
+    return [200, this.view(this.succeed(pi, card))];
   }
 
   private decline(pi: Obj, err: { code: string; decline_code?: string; message: string }): Obj {
@@ -306,6 +356,26 @@ export class StripeStandIn {
       this.customers.set(c.id, c);
       return [200, c];
     }
+    if (resource === 'payment_methods') {
+      const pm = mine(this.paymentMethods, id);
+      if (!pm) return this.missing('payment_method', id ?? '');
+      if (method === 'GET' && !action) return [200, pm];
+      if (method === 'POST' && action === 'attach') {
+        if (!mine(this.customers, p.customer)) return this.missing('customer', p.customer ?? '');
+        if (pm.customer && pm.customer !== p.customer) {
+          return [400, { error: { type: 'invalid_request_error', code: 'payment_method_already_attached', message: 'The payment method is attached to another customer.' } }];
+        }
+        pm.customer = p.customer;
+        return [200, pm];
+      }
+    }
+    if (resource === 'payment_intents' && method === 'GET' && !id) {
+      const data = [...this.intents.values()].filter((pi) => pi.livemode === livemode && (!p.customer || pi.customer === p.customer)).reverse().map((pi) => this.view(pi));
+      return [200, { object: 'list', data, has_more: false, url: '/v1/payment_intents' }];
+    }
+    if (resource === 'payment_intents' && method === 'POST' && !id && p.confirm === 'true' && p.off_session === 'true') {
+      return this.chargeOffSession(p, livemode);
+    }
     if (resource === 'payment_intents') {
       if (method === 'POST' && !id) {
         const pid = rid('pi');
@@ -315,6 +385,7 @@ export class StripeStandIn {
           automatic_payment_methods: p.automatic_payment_methods ? { enabled: p.automatic_payment_methods.enabled === 'true' } : null,
           last_payment_error: null, latest_charge: null, next_action: null, livemode, created: now(), canceled_at: null, cancellation_reason: null,
           amount_received: 0, capture_method: 'automatic', confirmation_method: 'automatic', payment_method: null, payment_method_types: ['card'],
+          setup_future_usage: p.setup_future_usage ?? null,
         };
         this.intents.set(pid, pi);
         return [200, this.view(pi)];

@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { portalLinkEmail } from '../../src/email/templates.ts';
+import { useTestServer } from '../helpers/server.ts';
+import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
+import { eventually } from '../helpers/wait.ts';
+import { createCustomer, PortalClient } from './helpers.ts';
+
+// The portal_link email over real SMTP (the service's worker sends it to an SMTP server in this
+// process): branded, with a link that works once, and the link gone from the stored row once sent.
+let smtp: TestSmtp;
+beforeAll(async () => {
+  smtp = await startSmtp();
+});
+afterAll(async () => {
+  await smtp?.close();
+});
+const t = useTestServer(() => ({ workers: true, env: { SMTP_URL: smtp.url, EMAIL_FROM: 'portal@pay.example' } }));
+
+const LINK = /http:\/\/\S+\/sign-in\?token=[A-Za-z0-9_-]{43}/;
+
+describe('the portal_link email', () => {
+  it('when a known customer asks for a link, then a branded email arrives over SMTP whose link signs in once; the stored row no longer holds it', async () => {
+    const { accountId, test } = await t.account();
+    await t.request('PATCH', '/v1/account', {
+      key: test,
+      body: { business_name: 'Harbour Tea Rooms', brand_color: '#0a7c55', logo_url: 'https://cdn.harbour.example/logo.png', support_email: 'help@harbour.example' },
+    });
+    const cus = await createCustomer(t, test, { email: 'ada@example.com', first_name: 'Ada' });
+    const c = new PortalClient(t);
+    expect((await c.askForLink(accountId, 'ada@example.com', 'test')).status).toBe(200);
+
+    const mail = await smtp.waitFor((m) => m.to.includes('ada@example.com'));
+    expect(mail.subject).toBe('[Test mode] Sign in to your account with Harbour Tea Rooms');
+    expect(mail.parsed.from?.value[0]).toMatchObject({ name: 'Harbour Tea Rooms', address: 'portal@pay.example' });
+    expect(mail.parsed.replyTo?.value[0]?.address).toBe('help@harbour.example');
+    expect(mail.text).toContain('The link works once, until');
+    const url = LINK.exec(mail.text)![0];
+    expect(url.startsWith(`${t.url}/portal/${accountId}/sign-in?token=`)).toBe(true);
+    expect(mail.html).toContain(`href="${url}"`);
+    expect(mail.html).toContain('background:#0a7c55');
+    expect(mail.html).toContain('src="https://cdn.harbour.example/logo.png"');
+
+    const first = await new PortalClient(t).follow(url);
+    expect(first.status).toBe(303);
+    expect((await new PortalClient(t).follow(url)).status).toBe(410);
+
+    // Once sent, the link is gone from the stored email, and the API never shows its parts.
+    const [row] = await eventually(async () => {
+      const rows = await t.sql`select * from emails where id = ${mail.emailId} and status = 'SENT'`;
+      return rows.length ? rows : null;
+    });
+    expect(row!.text_body).not.toMatch(LINK);
+    expect(row!.text_body).toContain('token=[removed once the email had left]');
+    expect(row!.html_body).not.toMatch(/token=[A-Za-z0-9_-]{43}/);
+    const api = await t.request('GET', `/v1/emails/${mail.emailId}`, { key: test });
+    expect(api.body).toMatchObject({ template: 'portal_link', to: 'ada@example.com', related_object: cus.id, status: 'SENT' });
+    expect(api.body.text).not.toContain('token');
+  });
+
+  it('when an unknown email asks, then no email is sent', async () => {
+    const { accountId } = await t.account();
+    const c = new PortalClient(t);
+    expect((await c.askForLink(accountId, 'stranger@example.com')).status).toBe(200);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(smtp.to('stranger@example.com')).toHaveLength(0);
+  });
+});
+
+describe('the portal_link template', () => {
+  it('when there is one record, then one button; several, one link each labelled; a live email has no test-mode marks; values are escaped', () => {
+    const expiresAt = new Date('2026-03-01T12:15:00Z');
+    const one = portalLinkEmail({ merchantName: 'Tea & <Co>', links: [{ url: 'https://pay.example/portal/acct_1/sign-in?token=x', label: null }], expiresAt, livemode: true });
+    expect(one.subject).toBe('Sign in to your account with Tea & <Co>');
+    expect(one.text).toContain('Sign in: https://pay.example/portal/acct_1/sign-in?token=x');
+    expect(one.text).toContain('until March 1, 2026 at 12:15 PM UTC');
+    expect(one.html).toContain('Tea &amp; &lt;Co&gt;');
+    expect(one.html).not.toContain('<Co>');
+    expect(one.text).not.toContain('test mode');
+    const two = portalLinkEmail({
+      merchantName: null,
+      links: [
+        { url: 'https://x/1', label: 'Ada Lovelace (since Jan 1, 2026)' },
+        { url: 'https://x/2', label: 'Ada Byron, Old Co (since Jan 1, 2020)' },
+      ],
+      expiresAt,
+      livemode: false,
+    });
+    expect(two.subject).toBe('[Test mode] Sign in to your account with the merchant');
+    expect(two.text).toContain('Sign in as Ada Lovelace (since Jan 1, 2026): https://x/1');
+    expect(two.text).toContain('Sign in as Ada Byron, Old Co (since Jan 1, 2020): https://x/2');
+    expect(two.html).toContain('href="https://x/2"');
+  });
+});
