@@ -87,6 +87,8 @@ export interface PortalPlan {
   card_brand: string | null;
   card_last4: string | null;
   created_at: Date;
+  /** A test plan on the shortened calendar (INSTALLMENT_TEST_*): its dates are shown with their time. */
+  shortened: boolean;
   /** Of its parts: how many are paid, what they add up to, and the next one due (null when none is). */
   paid_count: number;
   paid_cents: number;
@@ -107,6 +109,7 @@ export interface PortalInstallment {
 
 const planColumns = (sql: Db) => sql`
   ip.id, ip.status, ip.currency, ip.total_cents, ip.count, ip.interval, ip.description, ip.card_brand, ip.card_last4, ip.created_at,
+  ip.test_interval_seconds is not null as shortened,
   (select count(*) from installments i where i.plan_id = ip.id and i.status = 'PAID')::int as paid_count,
   (select coalesce(sum(i.amount_cents), 0) from installments i where i.plan_id = ip.id and i.status = 'PAID')::bigint as paid_cents,
   n.due_at as next_due_at, n.amount_cents as next_amount_cents`;

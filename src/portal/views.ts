@@ -1,4 +1,5 @@
 import { formatAmount } from '../lib/currency.ts';
+import { dueText } from '../lib/installments.ts';
 import { formatDate, invoiceTitle, statusLabel } from '../invoices/views.ts';
 import { alertBox, html, type Html, type PageBrand } from '../pages/index.ts';
 import type { RefundRow } from '../refunds/store.ts';
@@ -187,6 +188,8 @@ const PLAN_STATUS: Record<PortalPlan['status'], { label: string; tone: '' | 'off
   CANCELLED: { label: 'Cancelled', tone: 'off' },
 };
 const every = (p: PortalPlan) => (p.interval === 'week' ? 'weekly' : 'monthly');
+/** A date of a plan's schedule: with its time on a test plan's shortened calendar, as its pages showed it. */
+const planDate = (p: PortalPlan, d: Date) => (p.shortened ? dueText(d, true) : shortDate(d));
 
 function planItems(v: SignedInView, plans: readonly PortalPlan[]): Html {
   if (!plans.length) return html`<p class="empty">No installment plans.</p>`;
@@ -194,7 +197,7 @@ function planItems(v: SignedInView, plans: readonly PortalPlan[]): Html {
     const card = cardText(p.card_brand, p.card_last4);
     return html`<li><span class="what"><a href="${v.base}/plans/${p.id}">${p.description ?? 'Installment plan'}</a>
 <span class="meta">${p.count} ${every(p)} payments · ${p.paid_count} of ${p.count} paid${card ? ` · ${card}` : ''}</span>
-<span class="meta">${badge(PLAN_STATUS[p.status])}${p.status === 'ACTIVE' && p.next_due_at && p.next_amount_cents !== null ? ` Next: ${formatAmount(p.next_amount_cents, p.currency)} on ${shortDate(p.next_due_at)}` : ''}</span></span>
+<span class="meta">${badge(PLAN_STATUS[p.status])}${p.status === 'ACTIVE' && p.next_due_at && p.next_amount_cents !== null ? ` Next: ${formatAmount(p.next_amount_cents, p.currency)} on ${planDate(p, p.next_due_at)}` : ''}</span></span>
 <span class="side">${formatAmount(p.total_cents, p.currency)}</span></li>`;
   })}</ul>`;
 }
@@ -330,14 +333,14 @@ ${notice ? alertBox(notice.kind, notice.text) : ''}
 <dl class="facts">
 <dt>Plan</dt><dd>${p.count} ${every(p)} payments</dd>
 <dt>Paid so far</dt><dd>${money(p.paid_cents)} (${p.paid_count} of ${p.count})</dd>
-${p.status === 'ACTIVE' && p.next_due_at && p.next_amount_cents !== null ? html`<dt>Next payment</dt><dd>${money(p.next_amount_cents)} on ${shortDate(p.next_due_at)}</dd>` : ''}
+${p.status === 'ACTIVE' && p.next_due_at && p.next_amount_cents !== null ? html`<dt>Next payment</dt><dd>${money(p.next_amount_cents)} on ${planDate(p, p.next_due_at)}</dd>` : ''}
 ${card ? html`<dt>Card</dt><dd>${card}</dd>` : ''}
 <dt>Started</dt><dd>${shortDate(p.created_at)}</dd>
 </dl>
 <table class="items"><caption>Schedule</caption>
 <thead><tr><th scope="col">Payment</th><th scope="col">Status</th><th scope="col" class="num">Amount</th></tr></thead>
 <tbody>${schedule.map(
-    (i) => html`<tr><td>${i.number}. ${shortDate(i.paid_at ?? i.due_at)}</td><td>${PART_STATUS[i.status]}${i.status === 'RETRYING' && i.next_attempt_at ? html`<br><span class="muted">next try ${shortDate(i.next_attempt_at)}</span>` : ''}</td><td class="num">${money(i.amount_cents)}</td></tr>`,
+    (i) => html`<tr><td>${i.number}. ${planDate(p, i.paid_at ?? i.due_at)}</td><td>${PART_STATUS[i.status]}${i.status === 'RETRYING' && i.next_attempt_at ? html`<br><span class="muted">next try ${planDate(p, i.next_attempt_at)}</span>` : ''}</td><td class="num">${money(i.amount_cents)}</td></tr>`,
   )}</tbody>
 </table>
 ${cardUpdate ? html`<form method="post" action="${v.base}/plans/${p.id}/card">

@@ -51,6 +51,12 @@ describe('a plan made on a link page, in its customer\'s portal', () => {
 
     const page = await c.get(`/portal/${accountId}/plans/${plan!.id}`);
     expect(pageText(page.html)).toContain('Paid so far $30.00 (1 of 3)');
+    expect(pageText(page.html)).not.toMatch(/\d{1,2}:\d{2}:\d{2} [AP]M UTC/);
+    // A test plan on the shortened calendar (seconds apart): its dates come with their time, as on the link page.
+    await t.sql`update installment_plans set test_interval_seconds = 60 where id = ${plan!.id}`;
+    const shortened = pageText((await c.get(`/portal/${accountId}/plans/${plan!.id}`)).html);
+    expect(shortened).toMatch(/Next payment \$30\.00 on [A-Z][a-z]{2} \d{1,2}, \d{4}, \d{1,2}:\d{2}:\d{2} [AP]M UTC/);
+    await t.sql`update installment_plans set test_interval_seconds = null where id = ${plan!.id}`;
     const opened = await c.post(`/portal/${accountId}/plans/${plan!.id}/card`);
     expect(opened.status).toBe(303);
     const checkout = pathOf(opened.location!);
