@@ -150,10 +150,17 @@ export function portalRouter(s: Services): Router {
     // The same page, at the same moment, whether or not the email is a customer's: the lookup, the
     // links and the email are made after the answer has left (and awaited by a graceful stop).
     send(res, 200, views.linkSentPage(view, { ...(await signInForm(req, res)), email }));
-    const owner = { accountId, livemode: view.livemode };
+    // The plain address serves both modes (a customer made with a test key signs in there too): one
+    // email per mode the address is a customer in, each link opening a session of its own mode
+    // only. `?mode=test` looks in test mode alone.
+    const modes = view.livemode ? [true, false] : [false];
     const work = new Promise<void>((resolve) => setImmediate(resolve))
-      .then(() => emailSignInLinks(s, log, owner, email))
-      .then((records) => log.info({ account: accountId, livemode: owner.livemode, records }, 'portal sign-in link requested'))
+      .then(async () => {
+        for (const livemode of modes) {
+          const records = await emailSignInLinks(s, log, { accountId, livemode }, email);
+          log.info({ account: accountId, livemode, records }, 'portal sign-in link requested');
+        }
+      })
       .catch((err: unknown) => log.warn({ err, account: accountId }, 'portal sign-in link not sent'))
       .finally(() => pending.delete(work));
     pending.add(work);

@@ -57,6 +57,35 @@ describe('the portal_link email', () => {
     expect(api.body.text).not.toContain('token');
   });
 
+  it('when a customer asks at the plain address (no mode), then each mode the email is a customer in sends its own link, each signing in to its own mode only', async () => {
+    const { accountId, test, live } = await t.account();
+    const testCus = await createCustomer(t, test, { email: 'both.modes@example.com' });
+    const onlyTest = await createCustomer(t, test, { email: 'test.only@example.com' });
+    const liveCus = await createCustomer(t, live, { email: 'both.modes@example.com' });
+    expect((await new PortalClient(t).askForLink(accountId, 'test.only@example.com')).status).toBe(200);
+    const testMail = await smtp.waitFor((m) => m.to.includes('test.only@example.com'));
+    expect(testMail.subject).toMatch(/^\[Test mode\] Sign in/);
+    const c = new PortalClient(t);
+    expect((await c.follow(LINK.exec(testMail.text)![0])).status).toBe(303);
+    const home = await c.get(`/portal/${accountId}`);
+    expect(home.html).toContain('Test mode');
+    expect(await t.sql`select livemode, customer_id from portal_sessions where customer_id = ${onlyTest.id}`).toEqual([{ livemode: false, customer_id: onlyTest.id }]);
+
+    expect((await new PortalClient(t).askForLink(accountId, 'both.modes@example.com')).status).toBe(200);
+    await eventually(async () => smtp.to('both.modes@example.com').length === 2);
+    const mails = smtp.to('both.modes@example.com');
+    expect(mails.map((m) => m.subject.startsWith('[Test mode]')).sort()).toEqual([false, true]);
+    for (const m of mails) {
+      const client = new PortalClient(t);
+      expect((await client.follow(LINK.exec(m.text)![0])).status).toBe(303);
+    }
+    const sessions = await t.sql`select livemode, customer_id from portal_sessions where customer_id in (${testCus.id}, ${liveCus.id}) order by livemode`;
+    expect(sessions).toEqual([
+      { livemode: false, customer_id: testCus.id },
+      { livemode: true, customer_id: liveCus.id },
+    ]);
+  });
+
   it('when an unknown email asks, then no email is sent', async () => {
     const { accountId } = await t.account();
     const c = new PortalClient(t);
