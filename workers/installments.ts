@@ -13,8 +13,9 @@ export const installmentsWorker: WorkerDefinition<ChargeJobData & { attempt?: nu
   queue: 'installments',
   concurrency: 5,
   async process(job, s) {
-    const attempt = Number(job.id?.split('-').at(-1));
-    const out = await chargePart(s, job.data.planId, job.data.number, { attempt: Number.isInteger(attempt) ? attempt : undefined });
+    // Our ids name the attempt (chargeJobId); a job added any other way charges the part if due, once, as any.
+    const ours = /^charge-.+-(\d+)$/.exec(job.id ?? '');
+    const out = await chargePart(s, job.data.planId, job.data.number, { attempt: ours ? Number(ours[1]) : undefined });
     if (out.kind === 'in_progress' || out.kind === 'not_due' || out.kind === 'unavailable') throw new Error(`installment charge ${out.kind}: tried again`);
     return out.kind;
   },

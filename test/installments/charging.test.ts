@@ -52,6 +52,22 @@ describe('a later part is charged once', () => {
     }
   });
 
+  it('when ten copies of a due part\'s job, added with ids of BullMQ\'s own, run at once, then the part is charged once', async () => {
+    const link = await createInstallmentLink(t, key);
+    const { plan } = await startPlan(t, link.url);
+    await t.sql`update installments set next_attempt_at = now() - interval '1 second' where plan_id = ${plan!.id} and number = 2`;
+    const copies = Array.from({ length: 10 }, (_, i) => ({ id: String(1000 + i), data: { planId: plan!.id, number: 2 } }) as unknown as Job<{ planId: string; number: number }>);
+    const outs = await Promise.allSettled(copies.map((j) => installmentsWorker.process(j, t.s)));
+    // One charges; the others find it in flight (and throw, to be tried again) or paid.
+    expect(outs.filter((o) => o.status === 'fulfilled' && o.value === 'paid')).toHaveLength(1);
+    expect(outs.every((o) => (o.status === 'fulfilled' ? ['paid', 'ended'].includes(o.value as string) : /in_progress/.test(String(o.reason))))).toBe(true);
+    const again = await Promise.all(copies.map((j) => installmentsWorker.process(j, t.s)));
+    expect(again.every((o) => o === 'ended')).toBe(true);
+    const payments = await paymentsOfPlan(t, plan!.id);
+    expect(payments.filter((p) => p.installment_number === 2)).toHaveLength(1);
+    expect(await simulatorCharges(payments.map((p) => p.id as string))).toBe(2);
+  });
+
   it('when two worker processes race on the same due parts, then each part is charged once', async () => {
     const second = await secondWebApp(t);
     try {
