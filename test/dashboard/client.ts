@@ -1,14 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { addUser } from '../../src/dashboard/service.ts';
+import { FormClient, type Answer } from '../helpers/form-client.ts';
 import type { TestServer } from '../helpers/server.ts';
 
-export interface Answer {
-  status: number;
-  location: string | null;
-  html: string;
-  headers: Headers;
-  setCookies: string[];
-}
+export type { Answer } from '../helpers/form-client.ts';
 
 /** A new idempotency key, as a dashboard form carries one. */
 export const formKey = (): string => randomBytes(16).toString('base64url');
@@ -18,45 +13,12 @@ export const formKey = (): string => randomBytes(16).toString('base64url');
  * forms. `post` sends what a form of the last page sends: its CSRF token, the mode it was opened
  * in and a fresh idempotency key (each overridable).
  */
-export class DashClient {
-  readonly cookies = new Map<string, string>();
-  token = '';
+export class DashClient extends FormClient {
   mode = 'test';
-  readonly t: TestServer;
-  headers: Record<string, string>;
-  constructor(t: TestServer, headers: Record<string, string> = {}) {
-    this.t = t;
-    this.headers = headers;
-  }
 
-  async send(method: string, path: string, form?: Record<string, string>): Promise<Answer> {
-    const headers: Record<string, string> = { ...this.headers };
-    if (this.cookies.size) headers.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
-    let body: string | undefined;
-    if (form) {
-      headers['content-type'] = 'application/x-www-form-urlencoded';
-      body = new URLSearchParams(form).toString();
-    }
-    const res = await fetch(this.t.url + path, { method, headers, body, redirect: 'manual' });
-    const setCookies = res.headers.getSetCookie();
-    for (const c of setCookies) {
-      const [pair] = c.split(';');
-      const eq = pair!.indexOf('=');
-      const name = pair!.slice(0, eq);
-      const value = pair!.slice(eq + 1);
-      if (value === '' || /max-age=0/i.test(c)) this.cookies.delete(name);
-      else this.cookies.set(name, value);
-    }
-    const html = await res.text();
-    const token = /name="_csrf" value="([^"]+)"/.exec(html);
-    if (token) this.token = token[1]!;
+  protected override onPage(html: string): void {
     const mode = /name="form_mode" value="([^"]+)"/.exec(html);
     if (mode) this.mode = mode[1]!;
-    return { status: res.status, location: res.headers.get('location'), html, headers: res.headers, setCookies };
-  }
-
-  get(path: string) {
-    return this.send('GET', path);
   }
 
   post(path: string, form: Record<string, string>) {

@@ -1,3 +1,4 @@
+import pino from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EVIDENCE_FIELDS } from '../../src/disputes/schema.ts';
 import { newId } from '../../src/lib/ids.ts';
@@ -13,7 +14,13 @@ import { paidPayment, REFUNDS_FAIL_CARD } from '../refunds/helpers.ts';
 import { DashClient, formKey, signedIn, type Answer } from './client.ts';
 
 // Workers: refunds settle through their job, and disputes are learnt of through theirs.
-const t = useTestServer({ workers: true, env: { DASHBOARD_SIGN_IN_PER_CLIENT_PER_HOUR: '0', DASHBOARD_SIGN_IN_PER_EMAIL_PER_HOUR: '0' } });
+// The service's error lines, kept to explain an unexpected answer in an assertion's message.
+const serviceErrors: string[] = [];
+const t = useTestServer({
+  workers: true,
+  env: { DASHBOARD_SIGN_IN_PER_CLIENT_PER_HOUR: '0', DASHBOARD_SIGN_IN_PER_EMAIL_PER_HOUR: '0' },
+  log: pino({ level: 'error' }, { write: (line: string) => void serviceErrors.push(line) }),
+});
 
 type Acct = { accountId: string; test: string; live: string };
 let a: Acct;
@@ -437,7 +444,7 @@ describe('disputes on the page of a payment', () => {
 
   it('when the evidence is submitted, then the dispute is UNDER_REVIEW and the form gives way to the evidence sent; a stale form is refused', async () => {
     const res = await postEvidence(c, `${P(paymentId)}/disputes/${disputeId}`, evidenceForm({ product_description: 'A blue mug', uncategorized_text: 'winning_evidence' }), { intent: 'submit' });
-    expect(res.status).toBe(303);
+    expect(res.status, `${res.html.slice(0, 2000)}\n${serviceErrors.join('\n')}`).toBe(303);
     expect(res.location).toBe(`${P(paymentId)}?done=evidence_submitted`);
     const row = await disputeRow(disputeId);
     expect(row.status).toBe('UNDER_REVIEW');

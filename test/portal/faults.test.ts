@@ -1,5 +1,5 @@
-import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { postgresProxy } from '../helpers/postgres-proxy.ts';
 import { secondWebApp, useTestServer } from '../helpers/server.ts';
 import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
 import { eventually } from '../helpers/wait.ts';
@@ -52,34 +52,6 @@ describe('the portal while Redis is down', () => {
     expect(smtp.received.filter((m) => m.emailId === email!.id)).toHaveLength(1);
   }, 60_000);
 });
-
-/** A TCP proxy to the local Postgres that can be cut: connections refused and open ones reset. */
-async function postgresProxy(target: { host: string; port: number }) {
-  const sockets = new Set<net.Socket>();
-  let server: net.Server | undefined;
-  let port = 0;
-  const up = async () => {
-    if (server?.listening) return;
-    server = net.createServer((client) => {
-      const upstream = net.connect(target);
-      for (const s of [client, upstream]) {
-        sockets.add(s);
-        s.on('close', () => sockets.delete(s));
-        s.on('error', () => {});
-      }
-      client.pipe(upstream).pipe(client);
-    });
-    await new Promise<void>((r) => server!.listen(port, '127.0.0.1', r));
-    port = (server.address() as AddressInfo).port;
-  };
-  const down = async () => {
-    const closed = new Promise((r) => server?.close(r));
-    for (const s of sockets) s.destroy();
-    await closed;
-  };
-  await up();
-  return { port: () => port, up, down };
-}
 
 describe('the portal while Postgres is unreachable', () => {
   let second: Awaited<ReturnType<typeof secondWebApp>>;
