@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Db, Sql } from '../db/sql.ts';
 import { withTx } from '../db/tx.ts';
 import { queueEmail } from '../email/outbox.ts';
-import { invitationEmail } from '../email/templates.ts';
+import { invitationEmail } from '../email/sign-in-templates.ts';
 import type { Services } from '../services.ts';
 import { findUserByEmail, insertPasswordToken, insertUser, type SessionRow, type UserRow } from './store.ts';
 

@@ -3,7 +3,7 @@ import type { Tx } from '../db/tx.ts';
 import type { Owner } from '../lib/owner.ts';
 import { enqueueSend } from './jobs.ts';
 import { insertEmail, type EmailRow, type EmailTemplate } from './store.ts';
-import type { BrandableEmail, EmailBrand, RenderedEmail } from './templates.ts';
+import type { BrandableEmail, EmailBrand, RenderedEmail } from './layout.ts';
 
 /** Who the email is from, as payers see it: the account's business name (null until set). */
 export interface Merchant {

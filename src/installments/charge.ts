@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { issuePortalLink } from '../customers/portal-links.ts';
 import { withTx, type Tx } from '../db/tx.ts';
 import { queueEmail } from '../email/outbox.ts';
-import { installmentDefaultedEmail, installmentFailedEmail } from '../email/templates.ts';
+import { installmentDefaultedEmail, installmentFailedEmail } from '../email/plan-templates.ts';
 import { newId } from '../lib/ids.ts';
 import { ownerOf } from '../lib/owner.ts';
 import { presentPayment } from '../payments/presenter.ts';

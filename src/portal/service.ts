@@ -4,7 +4,7 @@ import { issuePortalLink, spendPortalLink, type PortalLink } from '../customers/
 import type { Db, Sql } from '../db/sql.ts';
 import { withTx } from '../db/tx.ts';
 import { queueEmail } from '../email/outbox.ts';
-import { portalLinkEmail } from '../email/templates.ts';
+import { portalLinkEmail } from '../email/sign-in-templates.ts';
 import { invalidParam, resourceMissing } from '../lib/errors.ts';
 import type { Owner } from '../lib/owner.ts';
 import type { Services } from '../services.ts';

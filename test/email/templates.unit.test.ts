@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { invitationEmail, invoiceEmail, invoiceReminderEmail, receiptEmail, refundNoticeEmail, type InvoiceEmailData, type ReceiptEmailData } from '../../src/email/templates.ts';
+import { invitationEmail } from '../../src/email/sign-in-templates.ts';
+import { invoiceEmail, invoiceReminderEmail, receiptEmail, refundNoticeEmail, type InvoiceEmailData, type ReceiptEmailData } from '../../src/email/templates.ts';
 import { contrastRatio } from '../../src/pages/layout.ts';
 import { describeSmtpUrl, isPermanentSendError, scrubError } from '../../src/email/transport.ts';
 

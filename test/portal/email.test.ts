@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { portalLinkEmail } from '../../src/email/templates.ts';
+import { portalLinkEmail } from '../../src/email/sign-in-templates.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
 import { eventually } from '../helpers/wait.ts';
