@@ -1,0 +1,121 @@
+import { InstallmentPlanObject } from '../installments/presenter.ts';
+import { CancelInstallmentPlan, ListInstallmentPlans, UpdateInstallmentPlan } from '../installments/schema.ts';
+import { InvoiceObject } from '../invoices/presenter.ts';
+import { CreateInvoice, ListInvoices, NoParams, UpdateInvoice } from '../invoices/schema.ts';
+import { deletedObject, listOf } from '../lib/objects.ts';
+import type { Operation } from './operations.ts';
+
+/** The operations of invoices and installment plans, in the order of the document. */
+export const BILLING_OPERATIONS: readonly Operation[] = [
+  // Invoices
+  { method: 'post', path: '/v1/invoices', operationId: 'createInvoice', tag: 'Invoices', summary: 'Create an invoice', description: 'A DRAFT.', body: CreateInvoice, response: InvoiceObject },
+  { method: 'get', path: '/v1/invoices', operationId: 'listInvoices', tag: 'Invoices', summary: 'List invoices', query: ListInvoices, response: listOf(InvoiceObject) },
+  { method: 'get', path: '/v1/invoices/{id}', operationId: 'retrieveInvoice', tag: 'Invoices', summary: 'Retrieve an invoice', id: ['in', 'invoice'], response: InvoiceObject },
+  {
+    method: 'patch',
+    path: '/v1/invoices/{id}',
+    operationId: 'updateInvoice',
+    tag: 'Invoices',
+    summary: 'Update an invoice',
+    description: 'DRAFT only. Changes only the fields sent; `line_items` replaces the lines.',
+    id: ['in', 'invoice'],
+    body: UpdateInvoice,
+    response: InvoiceObject,
+  },
+  {
+    method: 'delete',
+    path: '/v1/invoices/{id}',
+    operationId: 'deleteInvoice',
+    tag: 'Invoices',
+    summary: 'Delete an invoice',
+    description: 'DRAFT only (`invoice.deleted`).',
+    id: ['in', 'invoice'],
+    response: deletedObject('invoice', 'in'),
+  },
+  {
+    method: 'post',
+    path: '/v1/invoices/{id}/finalize',
+    operationId: 'finalizeInvoice',
+    tag: 'Invoices',
+    summary: 'Finalize an invoice',
+    description: 'DRAFT → OPEN: the invoice gets its number and its lines are fixed.',
+    id: ['in', 'invoice'],
+    body: NoParams,
+    response: InvoiceObject,
+  },
+  {
+    method: 'post',
+    path: '/v1/invoices/{id}/send',
+    operationId: 'sendInvoice',
+    tag: 'Invoices',
+    summary: 'Send an invoice',
+    description: 'Finalizes a draft, then emails the customer the link to the hosted page; sending again emails again.',
+    id: ['in', 'invoice'],
+    body: NoParams,
+    response: InvoiceObject,
+  },
+  {
+    method: 'post',
+    path: '/v1/invoices/{id}/void',
+    operationId: 'voidInvoice',
+    tag: 'Invoices',
+    summary: 'Void an invoice',
+    description: 'OPEN or UNCOLLECTIBLE → VOID, while nothing is paid or being paid: no payment after.',
+    id: ['in', 'invoice'],
+    body: NoParams,
+    response: InvoiceObject,
+  },
+  {
+    method: 'post',
+    path: '/v1/invoices/{id}/mark-uncollectible',
+    operationId: 'markInvoiceUncollectible',
+    tag: 'Invoices',
+    summary: 'Mark an invoice uncollectible',
+    description: 'OPEN → UNCOLLECTIBLE; a payment still makes it PAID.',
+    id: ['in', 'invoice'],
+    body: NoParams,
+    response: InvoiceObject,
+  },
+
+  // Installment plans
+  {
+    method: 'get',
+    path: '/v1/installment-plans',
+    operationId: 'listInstallmentPlans',
+    tag: 'Installment plans',
+    summary: 'List installment plans',
+    query: ListInstallmentPlans,
+    response: listOf(InstallmentPlanObject),
+  },
+  {
+    method: 'get',
+    path: '/v1/installment-plans/{id}',
+    operationId: 'retrieveInstallmentPlan',
+    tag: 'Installment plans',
+    summary: 'Retrieve an installment plan',
+    id: ['ip', 'installment plan'],
+    response: InstallmentPlanObject,
+  },
+  {
+    method: 'patch',
+    path: '/v1/installment-plans/{id}',
+    operationId: 'updateInstallmentPlan',
+    tag: 'Installment plans',
+    summary: 'Update an installment plan',
+    description: "Sets the plan's `metadata` (merged key by key), in any status. The amounts, dates and card are the payer's agreement: they never change here.",
+    id: ['ip', 'installment plan'],
+    body: UpdateInstallmentPlan,
+    response: InstallmentPlanObject,
+  },
+  {
+    method: 'post',
+    path: '/v1/installment-plans/{id}/cancel',
+    operationId: 'cancelInstallmentPlan',
+    tag: 'Installment plans',
+    summary: 'Cancel an installment plan',
+    description: 'ACTIVE → CANCELLED: its unpaid parts are CANCELLED and never charged (`installment_plan.cancelled`). Refused while a part is being charged.',
+    id: ['ip', 'installment plan'],
+    body: CancelInstallmentPlan,
+    response: InstallmentPlanObject,
+  },
+];
