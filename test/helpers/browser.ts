@@ -43,3 +43,22 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path, fullPage: true });
   return path;
 }
+
+/**
+ * withPage at a phone's (width under 500) or a desktop's size, recording what the browser refused
+ * (a CSP violation) and script errors in `problems`. A page answered with an error status (a 400
+ * form, a 410 spent link, the 404 of /favicon.ico) is no problem.
+ */
+export function withWatchedPage<T>(browser: Browser, width: number, work: (page: Page, problems: string[]) => Promise<T>): Promise<T> {
+  return withPage(browser, width < 500 ? PHONE : DESKTOP, async (page) => {
+    const problems: string[] = [];
+    page.on('console', (m) => {
+      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource: the server responded with a status of')) problems.push(m.text());
+    });
+    page.on('pageerror', (e) => problems.push(e.message));
+    return work(page, problems);
+  });
+}
+
+/** Nothing wider than the viewport: no sideways scrolling on a phone. */
+export const fitsWidth = async (page: Page): Promise<boolean> => (await page.locator('html').evaluate((el) => el.scrollWidth)) <= page.viewportSize()!.width;

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCardUpdate } from '../../src/installments/service.ts';
-import { DESKTOP, launchBrowser, PHONE, withPage as withViewport } from '../helpers/browser.ts';
+import { fitsWidth, launchBrowser, withWatchedPage } from '../helpers/browser.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
 import { eventually } from '../helpers/wait.ts';
@@ -39,19 +39,8 @@ afterAll(async () => {
   await browser?.close();
 });
 
-/** A page that records CSP violations and script errors (a page answered 4xx is no problem). */
-const withPage = <T>(width: number, work: (page: Page, problems: string[]) => Promise<T>) =>
-  withViewport(browser, width < 500 ? PHONE : DESKTOP, async (page) => {
-    const problems: string[] = [];
-    page.on('console', (m) => {
-      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource: the server responded with a status of')) problems.push(m.text());
-    });
-    page.on('pageerror', (e) => problems.push(e.message));
-    return work(page, problems);
-  });
+const withPage = <T>(width: number, work: (page: Page, problems: string[]) => Promise<T>) => withWatchedPage(browser, width, work);
 const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/installments-${name}.png`, fullPage: true });
-/** Nothing wider than the viewport: no sideways scrolling on a phone. */
-const fits = async (page: Page) => (await page.locator('html').evaluate((el) => el.scrollWidth)) <= page.viewportSize()!.width;
 
 async function fillCard(page: Page, card: string, name = 'Ada Lovelace') {
   await page.getByLabel('Name on card').fill(name);
@@ -75,7 +64,7 @@ describe('installment plans in Chromium', () => {
       expect(await page.locator('#plan-3-month-schedule li').count()).toBe(3);
       expect(await page.locator('#plan-6-week-schedule li').count()).toBe(6);
       expect(await page.locator('#plan-3-month-terms').textContent()).toContain('I authorise Riverside Pottery to charge my card €60.00 today');
-      expect(await fits(page)).toBe(true);
+      expect(await fitsWidth(page)).toBe(true);
       await shot(page, 'link-phone');
 
       // A plan without the tick and without an email: both named.
@@ -95,7 +84,7 @@ describe('installment plans in Chromium', () => {
       await page.getByText('Payment 1 of 3').waitFor();
       expect(await page.getByRole('list', { name: 'Payment plan' }).locator('li').count()).toBe(3);
       expect(await page.getByLabel('Email').inputValue()).toBe('ada@example.com');
-      expect(await fits(page)).toBe(true);
+      expect(await fitsWidth(page)).toBe(true);
       await shot(page, 'checkout-phone');
       await fillCard(page, '4242 4242 4242 4242');
       await page.getByRole('button', { name: 'Pay €60.00' }).click();
@@ -146,7 +135,7 @@ describe('installment plans in Chromium', () => {
     await withPage(390, async (page, problems) => {
       await page.goto(url);
       await page.getByRole('heading', { name: 'Save a new card' }).waitFor();
-      expect(await fits(page)).toBe(true);
+      expect(await fitsWidth(page)).toBe(true);
       await shot(page, 'card-update-phone');
       await fillCard(page, '4000 0000 0000 3220', 'Grace Hopper');
       await page.getByRole('button', { name: 'Save card' }).click();

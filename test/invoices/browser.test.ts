@@ -1,7 +1,7 @@
 import { mkdir, readFile } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DESKTOP, launchBrowser, PHONE, withPage as withViewport } from '../helpers/browser.ts';
+import { launchBrowser, withWatchedPage } from '../helpers/browser.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { invoiceRow, sentInvoice } from './page-helpers.ts';
 
@@ -22,19 +22,7 @@ afterAll(async () => {
   await browser?.close();
 });
 
-/**
- * A page that records what the browser refused (a CSP violation) and script errors. A page
- * answered with an error status (the 400 of a bad amount, the 404 of /favicon.ico) is no problem.
- */
-const withPage = <T>(width: number, work: (page: Page, problems: string[]) => Promise<T>) =>
-  withViewport(browser, width < 500 ? PHONE : DESKTOP, async (page) => {
-    const problems: string[] = [];
-    page.on('console', (m) => {
-      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource: the server responded with a status of')) problems.push(m.text());
-    });
-    page.on('pageerror', (e) => problems.push(e.message));
-    return work(page, problems);
-  });
+const withPage = <T>(width: number, work: (page: Page, problems: string[]) => Promise<T>) => withWatchedPage(browser, width, work);
 
 const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/${name}.png`, fullPage: true });
 

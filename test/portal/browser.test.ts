@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.ts';
 import { createSession } from '../checkout/helpers.ts';
-import { DESKTOP, launchBrowser, PHONE, withPage as withViewport } from '../helpers/browser.ts';
+import { fitsWidth, launchBrowser, withWatchedPage } from '../helpers/browser.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
 import { createCustomer, paidPayment, sentInvoice } from './helpers.ts';
@@ -24,23 +24,9 @@ afterAll(async () => {
 });
 const t = useTestServer(() => ({ workers: true, env: { SMTP_URL: smtp.url } }));
 
-/**
- * A page that records what the browser refused (a CSP violation) and script errors. A page
- * answered with an error status (the 410 of a spent link) is no problem.
- */
-const withPage = <T>(width: number, work: (page: Page, problems: string[]) => Promise<T>) =>
-  withViewport(browser, width < 500 ? PHONE : DESKTOP, async (page) => {
-    const problems: string[] = [];
-    page.on('console', (m) => {
-      if (m.type() === 'error' && !m.text().startsWith('Failed to load resource: the server responded with a status of')) problems.push(m.text());
-    });
-    page.on('pageerror', (e) => problems.push(e.message));
-    return work(page, problems);
-  });
+const withPage = <T>(width: number, work: (page: Page, problems: string[]) => Promise<T>) => withWatchedPage(browser, width, work);
 
 const shot = (page: Page, name: string) => page.screenshot({ path: `${SHOTS}/portal-${name}.png`, fullPage: true });
-/** Nothing wider than the viewport: no sideways scrolling on a phone. */
-const fitsWidth = async (page: Page) => (await page.locator('html').evaluate((el) => el.scrollWidth)) <= page.viewportSize()!.width;
 
 let accountId: string;
 let key: string;
