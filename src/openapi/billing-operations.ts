@@ -3,7 +3,7 @@ import { CancelInstallmentPlan, ListInstallmentPlans, UpdateInstallmentPlan } fr
 import { InvoiceObject } from '../invoices/presenter.ts';
 import { CreateInvoice, ListInvoices, NoParams, UpdateInvoice } from '../invoices/schema.ts';
 import { deletedObject, listOf } from '../lib/objects.ts';
-import type { Operation } from './operations.ts';
+import type { Operation } from './operation.ts';
 
 /** The operations of invoices and installment plans, in the order of the document. */
 export const BILLING_OPERATIONS: readonly Operation[] = [

@@ -5,7 +5,8 @@ import { API_VERSION } from '../events/presenter.ts';
 import { ERROR_CODES, ErrorObject } from '../lib/errors.ts';
 import { DeliveryHeaders } from '../webhooks/presenter.ts';
 import { eventOfType } from './events.ts';
-import { OPERATIONS, TAGS, type Operation } from './operations.ts';
+import { TAGS, type Operation } from './operation.ts';
+import { OPERATIONS } from './operations.ts';
 
 /**
  * The OpenAPI 3.1 document of the API, made from the zod schemas the service validates requests

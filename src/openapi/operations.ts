@@ -7,7 +7,6 @@ import { EmailObject } from '../email/presenter.ts';
 import { ListEmails } from '../email/schema.ts';
 import { EventTypeListObject } from '../events/catalogue.ts';
 import { ListEvents } from '../events/schema.ts';
-import type { IdPrefix } from '../lib/ids.ts';
 import { deletedObject, listOf } from '../lib/objects.ts';
 import { SendTestEvent } from '../test-events/schema.ts';
 import { AdvanceTime, DisputePayment, ExpireSessionNow, PaySession } from '../test-helpers/schema.ts';
@@ -17,62 +16,7 @@ import { EventObject } from './events.ts';
 import { TestPaymentObject, TimeAdvanceObject } from './test-helpers.ts';
 import { BILLING_OPERATIONS } from './billing-operations.ts';
 import { PAYMENT_OPERATIONS } from './payment-operations.ts';
-
-export type Method = 'get' | 'post' | 'patch' | 'delete';
-
-/** The groups of the reference, in its order, each with the text above its operations. */
-export const TAGS = [
-  { name: 'Account', description: 'The merchant behind the API key, and its branding (shared by test and live mode).' },
-  {
-    name: 'API keys',
-    description:
-      'The secret keys of the calling key\'s account and mode. A secret is shown once, by the create or roll that made it; `Idempotency-Key` is refused on these calls, since a replayed answer would have to keep the secret.',
-  },
-  { name: 'Customers', description: 'The people and businesses that are billed.' },
-  { name: 'Payment links', description: 'Public URLs that collect a payment with no merchant backend work: one-time (`SINGLE`) or reusable (`MULTI`).' },
-  { name: 'Checkout sessions', description: 'One payment in progress, paid on the hosted page at its `url` (3-D Secure, declines and receipts included).' },
-  { name: 'Payments', description: 'Each attempt to charge a card on the hosted page. Read-only: payments are made by payers.' },
-  { name: 'Refunds', description: 'All or part of a SUCCEEDED payment given back, through the processor.' },
-  { name: 'Disputes', description: 'Chargebacks opened by the processor; the merchant answers with evidence or accepts the loss.' },
-  { name: 'Invoices', description: 'Bills for line items: DRAFT, finalized (OPEN, numbered), sent to the customer and paid on the hosted invoice page.' },
-  {
-    name: 'Installment plans',
-    description:
-      'A payment link or an invoice paid in parts: the payer chooses a plan on the page and pays the first part on the hosted checkout; the card is kept at the processor and the other parts are charged on their dates, retried on failure.',
-  },
-  { name: 'Emails', description: 'Receipts, refund notices, invoices and reminders the service sent (or, without `SMTP_URL`, only logged).' },
-  { name: 'Webhook endpoints', description: 'Where the service POSTs signed events; their deliveries, retries and test events.' },
-  { name: 'Events', description: 'Every event the service recorded, newest first, for catching up after downtime; and resending them.' },
-  {
-    name: 'Test helpers',
-    description:
-      'Test mode only (a live key is refused with 403): what a payer, the clock or a cardholder would do, done on request through the same code, so the same objects, events, webhooks and emails follow.',
-  },
-  { name: 'Reference', description: 'This document.' },
-] as const;
-export type Tag = (typeof TAGS)[number]['name'];
-
-export interface Operation {
-  method: Method;
-  /** As OpenAPI writes it: `/v1/customers/{id}`. */
-  path: string;
-  operationId: string;
-  tag: Tag;
-  summary: string;
-  description?: string;
-  /** What `{id}` of the path names: its prefix and the resource. */
-  id?: readonly [IdPrefix, string];
-  query?: z.ZodObject;
-  body?: z.ZodObject;
-  /** The body of the success answer (200). */
-  response: z.ZodType;
-  /** Error statuses this operation answers beyond those of its kind (document.ts, `errorStatuses`). */
-  errors?: number[];
-  /** False: an `Idempotency-Key` header is refused (POST only). */
-  idempotency?: boolean;
-  /** False: no API key is needed. */
-  auth?: boolean;
-}
+import type { Operation } from './operation.ts';
 
 /** The answer of retry-failed and resend: the new deliveries. */
 const DeliveryListObject = listOf(WebhookDeliveryObject, 'A page of `webhook_delivery` objects, newest first.');

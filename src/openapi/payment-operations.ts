@@ -13,7 +13,7 @@ import { PortalSessionObject } from '../portal/presenter.ts';
 import { CreatePortalSession } from '../portal/schema.ts';
 import { RefundObject } from '../refunds/presenter.ts';
 import { CancelRefund, CreateRefund, ListRefunds } from '../refunds/schema.ts';
-import type { Operation } from './operations.ts';
+import type { Operation } from './operation.ts';
 
 /** The operations of customers, payment links, checkout sessions, payments, refunds and disputes, in the order of the document. */
 export const PAYMENT_OPERATIONS: readonly Operation[] = [
