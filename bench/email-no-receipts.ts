@@ -7,11 +7,11 @@
 import { registerHooks } from 'node:module';
 
 const TARGET = '/src/checkout/receipt.ts';
-const NO_OP = `export const receiptParticipant = {
+const NO_OP = `export const receiptParticipant = () => ({
   name: 'receipts',
   beforeCharge: () => Promise.resolve(null),
   afterSuccess: () => Promise.resolve(),
-};
+});
 `;
 
 registerHooks({

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { benchSettings, ROOT, say, type BenchSettings } from './lib.ts';
 
-const SUITES = ['customers', 'checkout', 'webhooks', 'links', 'email'];
+const SUITES = ['customers', 'checkout', 'webhooks', 'links', 'email', 'capacity', 'floors'];
 
 const file = (name: string) => path.join(ROOT, 'bench', `${name}.ts`);
 

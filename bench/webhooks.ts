@@ -38,7 +38,7 @@ const intEnv = (name: string, def: number) => {
   return Number.isInteger(v) && v > 0 ? v : def;
 };
 
-interface Receiver {
+export interface Receiver {
   url: string;
   /** Arrival times by event id ('-' for requests without one). */
   arrivals: Map<string, number[]>;
@@ -47,7 +47,7 @@ interface Receiver {
   stop(): void;
 }
 
-async function startReceiver(): Promise<Receiver> {
+export async function startReceiver(): Promise<Receiver> {
   const child: ChildProcess = spawn(process.execPath, ['bench/webhooks-receiver.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   const arrivals = new Map<string, number[]>();
   let total = 0;
@@ -110,7 +110,7 @@ async function measureLatency(db: BenchDb, svcUrl: string, key: string, rx: Rece
 }
 
 /** `n` events, one delivery each to `endpointId`, written straight to the tables (no jobs yet). */
-async function seedDeliveries(db: BenchDb, accountId: string, endpointId: string, object: unknown, n: number) {
+export async function seedDeliveries(db: BenchDb, accountId: string, endpointId: string, object: unknown, n: number) {
   const bodies: string[] = [];
   const deliveryIds: string[] = [];
   const created = Math.floor(Date.now() / 1000);

@@ -17,6 +17,9 @@ prints on stdout a one-time link to choose a password (valid DASHBOARD_PASSWORD_
   --email …          the user's email
   -h, --help         this help
 
+The link points at PUBLIC_BASE_URL when it is set, else where the commands reach the service:
+PAYMENTS_API_BASE, else http://localhost:$PORT (3000).
+
 Database: DATABASE_URL, else PostgreSQL on 127.0.0.1:5432, else the embedded PostgreSQL of
 \`npm start\` (started for this command when npm start is not running).
 `;
@@ -37,5 +40,5 @@ await main(async () => {
   if (!result.ok) throw new CommandError(`--email: ${result.problem}`);
   const hours = Math.round(config.dashboard.passwordLinkSeconds / 3600);
   process.stderr.write(`${result.created ? 'created' : 'found'} user ${result.user.email} of ${account}; the link works once, for ${hours} h\n`);
-  process.stdout.write(`${setPasswordUrl(config.publicBaseUrl, result.token)}\n`);
+  process.stdout.write(`${setPasswordUrl(config.commandLinkBase, result.token)}\n`);
 });

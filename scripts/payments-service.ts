@@ -22,7 +22,8 @@ if (command !== 'listen') {
   process.exit(1);
 }
 
-const parsed = parseListenArgs(rest, { PAYMENTS_API_KEY: process.env.PAYMENTS_API_KEY });
+const { PAYMENTS_API_KEY, PAYMENTS_API_BASE, PUBLIC_BASE_URL, PORT } = process.env;
+const parsed = parseListenArgs(rest, { PAYMENTS_API_KEY, PAYMENTS_API_BASE, PUBLIC_BASE_URL, PORT });
 if (parsed.kind === 'help') {
   process.stdout.write(LISTEN_USAGE);
   process.exit(0);

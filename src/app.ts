@@ -1,4 +1,5 @@
 import express, { Router } from 'express';
+import { auditEventsRouter } from './audit/routes.ts';
 import { ADMIN_QUEUES_PATH, adminQueuesRouter } from './admin/board.ts';
 import { accountRouter, apiKeysRouter } from './auth/routes.ts';
 import { authenticate } from './auth/middleware.ts';
@@ -10,6 +11,9 @@ import { disputesRouter } from './disputes/routes.ts';
 import { eventsRouter, eventTypesRouter } from './events/routes.ts';
 import { idempotency } from './idempotency/middleware.ts';
 import { errorHandler, jsonBody, notFound, requestContext } from './lib/http.ts';
+import { httpMetrics } from './metrics/http.ts';
+import { METRICS_PATH, metricsHandler } from './metrics/routes.ts';
+import { eventPayloadSchema } from './openapi/events.ts';
 import { docsRouter, openapiRouter } from './openapi/routes.ts';
 import { healthRouter } from './ops/health.ts';
 import { paymentLinkMountPath, paymentLinkPagesRouter } from './payment-links/pages.ts';
@@ -23,6 +27,11 @@ import { emailsRouter } from './email/routes.ts';
 import { invoiceMountPath, invoicePagesRouter } from './invoices/pages.ts';
 import { invoicesRouter } from './invoices/routes.ts';
 import { installmentPlansRouter } from './installments/routes.ts';
+import { searchRouter } from './search/routes.ts';
+import { fraudRouter } from './fraud/routes.ts';
+import { exportFilesRouter, exportsRouter } from './exports/routes.ts';
+import { EXPORT_FILES_PATH } from './exports/link.ts';
+import { reportsRouter } from './reports/routes.ts';
 import type { Services } from './services.ts';
 import { testEventsRouter } from './test-events/routes.ts';
 import { testHelpersRouter } from './test-helpers/routes.ts';
@@ -55,12 +64,17 @@ export function apiRouters(s: Services): ApiRouter[] {
     { path: '/refunds', router: refundsRouter(s), stage: 'api' },
     { path: '/invoices', router: invoicesRouter(s), stage: 'api' },
     { path: '/installment-plans', router: installmentPlansRouter(s), stage: 'api' },
+    { path: '/search', router: searchRouter(s), stage: 'api' },
+    { path: '/fraud', router: fraudRouter(s), stage: 'api' },
+    { path: '/exports', router: exportsRouter(s), stage: 'api' },
+    { path: '/reports', router: reportsRouter(s), stage: 'api' }, // read only, from the rollups (src/reports)
     { path: '/emails', router: emailsRouter(s), stage: 'api' },
     { path: '/webhook-endpoints', router: webhookEndpointsRouter(s), stage: 'api' },
     { path: '/webhook-endpoints', router: testEventsRouter(s), stage: 'api' }, // /:id/test: the sample objects are the test-events component's
     { path: '/events', router: eventsRouter(s), stage: 'api' },
     { path: '/events', router: eventDeliveriesRouter(s), stage: 'api' }, // /:id/deliveries and /:id/resend: the webhooks component's
-    { path: '/event-types', router: eventTypesRouter(), stage: 'api' },
+    { path: '/event-types', router: eventTypesRouter(eventPayloadSchema), stage: 'api' },
+    { path: '/audit-events', router: auditEventsRouter(s), stage: 'api' }, // read only: the log is never edited
     { path: '/test-helpers', router: testHelpersRouter(s), stage: 'api' }, // test keys only: pay, expire, advance time, dispute (src/test-helpers)
   ];
 }
@@ -72,8 +86,12 @@ export function createApp(s: Services): express.Express {
   app.set('etag', false);
   // The client address of the hosted pages' rate limits: forwarded headers only from TRUST_PROXY.
   app.set('trust proxy', s.config.trustProxy);
-  app.use(requestContext(s.log));
+  const http = httpMetrics(s.metrics);
+  app.use(requestContext(s.log, http.observe));
   app.use(healthRouter(s));
+  // METRICS_TOKEN without METRICS_PORT: /metrics here, behind the token (src/metrics/routes.ts); else not at all.
+  const { token, port: metricsPort } = s.config.metrics;
+  if (token && metricsPort === null) app.get(METRICS_PATH, metricsHandler(s, token));
   // Stripe's events: the raw body (its signature covers the bytes), before any body parser.
   app.use(stripeWebhookRouter(s));
   const board = adminQueuesRouter(s); // null unless ADMIN_USER and ADMIN_PASSWORD are set
@@ -84,6 +102,7 @@ export function createApp(s: Services): express.Express {
   app.use(checkoutMountPath(s.config.checkoutUrl) || '/', checkoutPagesRouter(s));
   app.use(paymentLinkMountPath(s.config.publicLinkUrl) || '/', paymentLinkPagesRouter(s));
   app.use(invoiceMountPath(s.config.invoiceUrl) || '/', invoicePagesRouter(s));
+  app.use(EXPORT_FILES_PATH, exportFilesRouter(s)); // export runs' files, behind a signed link that expires (src/exports)
   app.use(DASHBOARD_PATH, dashboardRouter(s)); // the merchant dashboard (src/dashboard): HTML, sessions, forms
 
   const v1 = Router();
@@ -101,5 +120,7 @@ export function createApp(s: Services): express.Express {
 
   app.use(notFound);
   app.use(errorHandler);
+  // The route templates of http_request_duration_seconds, read once every route is mounted.
+  http.indexRoutes(app.router as never);
   return app;
 }

@@ -45,7 +45,7 @@ async function resolveServices(): Promise<{ databaseUrl: string; redisUrl: strin
       const local = await resolveLocalServices({
         databaseUrl: databaseUrl ?? config.databaseUrl,
         redisUrl: redisUrl ?? config.redisUrl,
-        localServices: { databaseUrlSet: !!databaseUrl, redisUrlSet: !!redisUrl, embed: true, dataDir: join(config.localServices.dataDir, 'test') },
+        localServices: { databaseUrlSet: !!databaseUrl, redisUrlSet: !!redisUrl, embed: true, dataDir: join(config.localServices.dataDir, 'test'), dataDirSet: config.localServices.dataDirSet },
         role: 'service',
         say: (line) => process.stderr.write(`[tests] ${line}\n`),
       });

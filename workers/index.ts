@@ -1,7 +1,6 @@
-import { Worker } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { DelayedError, Worker, type Job } from 'bullmq';
 import type { Logger } from '../src/lib/logger.ts';
-import { workerConnection } from '../src/queue/redis.ts';
+import { workerConnection, type RedisClient } from '../src/queue/redis.ts';
 import type { Services } from '../src/services.ts';
 import { linkCountersWorker } from './link-counters.ts';
 import { maintenanceWorker } from './maintenance.ts';
@@ -12,13 +11,14 @@ import { disputesWorker } from './disputes.ts';
 import { emailWorker } from './email.ts';
 import { invoicesWorker } from './invoices.ts';
 import { installmentsWorker } from './installments.ts';
+import { exportsWorker } from './exports.ts';
 import { ScheduleKeeper } from './schedules.ts';
 import { sessionExpiryWorker } from './session-expiry.ts';
 import type { WorkerDefinition } from './types.ts';
-import { webhookDeliveryWorker } from './webhook-delivery.ts';
+import { webhookDeliveryWorker, webhookThrottledWorker } from './webhook-delivery.ts';
 
 /** Every worker of the service; `npm run start:worker` and `npm start` run them all. */
-export const WORKERS: WorkerDefinition<never>[] = [maintenanceWorker, reconcileWorker, linkCountersWorker, webhookDeliveryWorker, sessionExpiryWorker, processorWorker, refundsWorker, disputesWorker, emailWorker, invoicesWorker, installmentsWorker];
+export const WORKERS: WorkerDefinition<never>[] = [maintenanceWorker, reconcileWorker, linkCountersWorker, webhookDeliveryWorker, webhookThrottledWorker, sessionExpiryWorker, processorWorker, refundsWorker, disputesWorker, emailWorker, invoicesWorker, installmentsWorker, exportsWorker];
 
 export interface RunningWorkers {
   workers: Worker[];
@@ -27,15 +27,15 @@ export interface RunningWorkers {
 
 export async function startWorkers(s: Services, defs: WorkerDefinition<never>[] = WORKERS): Promise<RunningWorkers> {
   const workers: Worker[] = [];
-  const connections: Redis[] = [];
+  const connections: RedisClient[] = [];
   for (const def of defs) {
     const log = s.log.child({ queue: def.queue });
     // Its own connection that waits out a Redis outage; the shared one fails fast (src/queue/redis.ts).
     const connection = workerConnection(s.redis);
     connections.push(connection);
-    const worker = new Worker(def.queue, (job) => def.process(job as never, s), {
+    const worker = new Worker(def.queue, timed(def, s), {
       connection,
-      prefix: s.config.redisPrefix,
+      prefix: s.queues.prefixOf(def.queue),
       concurrency: def.concurrency,
       // A worker that dies mid-job leaves a lock; once it expires, the stall check hands the job to another worker.
       lockDuration: s.config.workerLockMs,
@@ -46,6 +46,9 @@ export async function startWorkers(s: Services, defs: WorkerDefinition<never>[] 
     worker.on('error', quietRepeats((err) => log.error({ err }, 'worker error')));
     workers.push(worker);
   }
+  // This process's scrapes read the queues' depths and the delivery backlog (src/metrics/scrape.ts).
+  s.metrics.runsWorkers = true;
+  const loops = defs.flatMap((def) => (def.background ? [def.background(s)] : []));
   // Schedules live only in Redis: the keeper creates them now and re-creates any that Redis loses.
   const keeper = new ScheduleKeeper(s, defs.flatMap((def) => (def.schedules?.(s) ?? []).map((sch) => ({ queue: def.queue, ...sch }))));
   await keeper.start();
@@ -54,8 +57,28 @@ export async function startWorkers(s: Services, defs: WorkerDefinition<never>[] 
     // close() lets the jobs in flight finish before it resolves.
     close: async () => {
       keeper.stop();
+      await Promise.all(loops.map((l) => l.stop()));
+      s.metrics.runsWorkers = false;
       await Promise.all(workers.map((w, i) => closeWorker(w, connections[i]!, s.log)));
     },
+  };
+}
+
+/** The worker's handler, each run observed in queue_job_duration_seconds by its outcome. */
+function timed(def: WorkerDefinition<never>, s: Services) {
+  const completed = s.metrics.jobDuration.labels({ queue: def.queue, outcome: 'completed' });
+  const failed = s.metrics.jobDuration.labels({ queue: def.queue, outcome: 'failed' });
+  return async (job: Job, token?: string) => {
+    const t0 = performance.now();
+    try {
+      const answer = await def.process(job as never, s, token);
+      completed.observe((performance.now() - t0) / 1000);
+      return answer;
+    } catch (err) {
+      // A job that moved itself to delayed (a throttled delivery) has not failed.
+      if (!(err instanceof DelayedError)) failed.observe((performance.now() - t0) / 1000);
+      throw err;
+    }
   };
 }
 
@@ -82,7 +105,7 @@ const UNREACHABLE_GRACE_MS = 2000;
  * the connection is dropped instead, and those jobs run again once their lock expires (every
  * handler is idempotent, as for a worker that is killed).
  */
-async function closeWorker(worker: Worker, connection: Redis, log: Logger): Promise<void> {
+async function closeWorker(worker: Worker, connection: RedisClient, log: Logger): Promise<void> {
   const closing = worker.close();
   let done = false;
   void closing.finally(() => (done = true));

@@ -9,6 +9,9 @@ import { reconcileEmails } from '../src/email/send.ts';
 import { reconcileReminders } from '../src/invoices/reminders.ts';
 import { reconcileDueParts, settleStuckCharges } from '../src/installments/charge.ts';
 import { settleStuckSetups } from '../src/checkout/setups.ts';
+import { sweepReviews } from '../src/checkout/review.ts';
+import { reconcileExports } from '../src/exports/run.ts';
+import { runRepairRound } from '../src/repair/guard.ts';
 import type { Reconciler, WorkerDefinition } from './types.ts';
 
 /**
@@ -23,6 +26,8 @@ export const RECONCILERS: Reconciler[] = [
   { name: 'payments-in-flight', run: settleStuckPayments },
   // Setup sessions' cards (a plan's card update) left in flight by a crash: asked again, recorded.
   { name: 'card-setups-in-flight', run: settleStuckSetups },
+  // Payments held for review past their deadline are refused; decisions a crash interrupted are finished.
+  { name: 'payment-reviews', run: sweepReviews },
   { name: 'checkout-session-expiry', run: reconcileExpiries },
   // After expiry: the intents of expired sessions are cancelled at the processor, or their late charge recorded and refunded.
   { name: 'checkout-intents', run: reconcileExpiredIntents },
@@ -36,15 +41,15 @@ export const RECONCILERS: Reconciler[] = [
   // Reminders due whose job was lost (they write emails), then emails whose send job was lost.
   { name: 'invoice-reminders', run: reconcileReminders },
   { name: 'emails', run: reconcileEmails },
+  // Export runs whose job was lost (Redis flushed) or failed by the stall limit (a killed worker).
+  { name: 'export-runs', run: reconcileExports },
 ];
 
 export const reconcileWorker: WorkerDefinition = {
   queue: 'reconcile',
   concurrency: 1,
   schedules: (s) => [{ id: 'reconcile', everyMs: s.config.reconcileIntervalMs, name: 'reconcile' }],
-  async process(_job, s) {
-    const repaired: Record<string, number> = {};
-    for (const r of RECONCILERS) repaired[r.name] = await r.run(s);
-    return repaired;
-  },
+  // Each pass in its own guard (src/repair/guard.ts): one that throws or hangs never keeps the
+  // others from running. The job itself always completes, with what each pass did.
+  process: (_job, s) => runRepairRound(s, RECONCILERS),
 };

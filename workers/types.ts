@@ -6,9 +6,12 @@ import type { Services } from '../src/services.ts';
 export interface WorkerDefinition<Data = unknown> {
   queue: QueueName;
   concurrency: number;
-  process(job: Job<Data>, s: Services): Promise<unknown>;
+  /** `token`: the worker's lock on the job, for a handler that moves its job itself (to delayed, say). */
+  process(job: Job<Data>, s: Services, token?: string): Promise<unknown>;
   /** Repeating jobs this worker owns: (scheduler id, interval, job name). */
   schedules?: (s: Services) => Array<{ id: string; everyMs: number; name: string }>;
+  /** A loop this worker runs beside its queue in every worker process (started and stopped with the workers). */
+  background?: (s: Services) => { stop(): Promise<void> };
   /** Retention applied by the worker to jobs that carry none of their own (keeps stored job options small). */
   keep?: Pick<WorkerOptions, 'removeOnComplete' | 'removeOnFail'>;
 }

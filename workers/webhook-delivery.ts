@@ -9,5 +9,15 @@ const CONCURRENCY = 50;
 export const webhookDeliveryWorker: WorkerDefinition<DeliverJobData> = {
   queue: 'webhook-delivery',
   concurrency: CONCURRENCY,
-  process: (job, s) => runDelivery(s, job),
+  process: (job, s, token) => runDelivery(s, job, token),
+};
+
+/**
+ * The same handler on the deliveries that wait for their endpoint's throttle (src/webhooks/jobs.ts):
+ * each job wakes at its slot, so this queue holds no backlog of its own to wait behind.
+ */
+export const webhookThrottledWorker: WorkerDefinition<DeliverJobData> = {
+  queue: 'webhook-throttled',
+  concurrency: CONCURRENCY,
+  process: (job, s, token) => runDelivery(s, job, token),
 };

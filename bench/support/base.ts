@@ -67,6 +67,17 @@ export async function freshDatabase(suite: string): Promise<BenchDb> {
   return { name, url, sql, close: () => sql.end({ timeout: 5 }) };
 }
 
+/** Drops a bench database (after a suite, its seeded rows gone with it). */
+export async function dropBenchDatabase(name: string): Promise<void> {
+  if (!name.startsWith('payments_bench_')) throw new Error(`not a bench database: ${name}`);
+  const admin = postgres(dbUrl('postgres'), { max: 1, onnotice: () => {} });
+  try {
+    await admin`drop database if exists ${admin(name)} with (force)`;
+  } finally {
+    await admin.end();
+  }
+}
+
 export async function createAccountKey(sql: postgres.Sql, mode: Mode = 'test'): Promise<{ accountId: string; key: string }> {
   const accountId = await createAccount(sql);
   return { accountId, key: await createApiKey(sql, accountId, mode) };

@@ -23,6 +23,10 @@ export interface ServiceOptions {
   entry?: 'main' | 'web';
   env?: Record<string, string>;
   nodeArgs?: string[];
+  /** The checkout to run (an A/B against another version, bench/floors.ts); default this one. */
+  cwd?: string;
+  /** Redis prefix suffix, for two services of one suite side by side. */
+  instance?: string;
 }
 
 
@@ -45,7 +49,7 @@ export function serviceEnvNote(): string {
 // Variables that would change the service's configuration away from its defaults.
 const CONFIG_OVERRIDES = ['LOG_LEVEL', 'DB_POOL_MAX', 'API_KEY_CACHE_SECONDS', 'WEB_CONCURRENCY', 'PUBLIC_BASE_URL', 'CHECKOUT_URL', 'PUBLIC_LINK_URL', 'NODE_OPTIONS'];
 
-async function clearRedisPrefix(prefix: string): Promise<void> {
+export async function clearRedisPrefix(prefix: string): Promise<void> {
   const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1 });
   try {
     await redis.connect();
@@ -72,10 +76,10 @@ function tail(file: string, lines = 15): string {
 /** Starts the service as its own process (the project's Node), and waits for /readyz. */
 export async function startService(o: ServiceOptions): Promise<Service> {
   const port = await freePort();
-  const prefix = `bench_${o.suite}`;
+  const prefix = `bench_${o.suite}${o.instance ? `_${o.instance}` : ''}`;
   await clearRedisPrefix(prefix);
   mkdirSync(OUT_DIR, { recursive: true });
-  const logFile = path.join(OUT_DIR, `${o.suite}-service.log`);
+  const logFile = path.join(OUT_DIR, `${o.suite}${o.instance ? `-${o.instance}` : ''}-service.log`);
   const fd = openSync(logFile, 'w');
   const env: Record<string, string | undefined> = { ...process.env };
   for (const k of CONFIG_OVERRIDES) delete env[k];
@@ -90,7 +94,7 @@ export async function startService(o: ServiceOptions): Promise<Service> {
   });
   const nodeArgs = [...(process.env.BENCH_NODE_ARGS ?? '').split(/\s+/).filter(Boolean), ...(o.nodeArgs ?? [])];
   const child: ChildProcess = spawn(process.execPath, [...nodeArgs, `src/${o.entry ?? 'main'}.ts`], {
-    cwd: ROOT,
+    cwd: o.cwd ?? ROOT,
     env,
     stdio: ['ignore', fd, fd],
   });

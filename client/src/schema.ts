@@ -14,7 +14,7 @@ export interface paths {
         put?: never;
         /**
          * Update the account (POST)
-         * @description The same as `PATCH /v1/account`, for clients that only POST. Each field sent is set; `null` clears it.
+         * @description The same as `PATCH /v1/account`, for clients that only POST. Each field sent is set; `null` clears it. Live keys only: a test key is refused with 403.
          */
         post: operations["updateAccountPost"];
         delete?: never;
@@ -22,7 +22,7 @@ export interface paths {
         head?: never;
         /**
          * Update the account
-         * @description Sets the fields sent (`null` clears one). Branding is shared by test and live mode.
+         * @description Sets the fields sent (`null` clears one). Branding is shared by test and live mode and is what live customers see (the hosted pages, the Reply-To of emails), so it needs a live key: a test key is refused with `403 permission_error` (`forbidden`), whatever it sends.
          */
         patch: operations["updateAccount"];
         trace?: never;
@@ -619,6 +619,591 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/search/customers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search customers
+         * @description The `query` is clauses combined with `AND` and `OR` (AND binds tighter; two clauses side by side mean AND; parentheses group): `field:value` (`email:"ada@example.com"`, `status:"SUCCEEDED"`), comparisons of amounts and times (`amount>=4000`, `created>1767225600`, in Unix seconds), `metadata["order_id"]:"1042"`, and free text (a word or a quoted string of at least 3 characters) found anywhere in the names and emails. Always within the key's account and mode; pages like a list, newest first. A malformed query answers 400 `parameter_invalid` on `query`, its message naming the position (0-based) of the error. Fields: `email`, `name`, `created`, `metadata`.
+         */
+        get: operations["searchCustomers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/search/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search payments
+         * @description The `query` is clauses combined with `AND` and `OR` (AND binds tighter; two clauses side by side mean AND; parentheses group): `field:value` (`email:"ada@example.com"`, `status:"SUCCEEDED"`), comparisons of amounts and times (`amount>=4000`, `created>1767225600`, in Unix seconds), `metadata["order_id"]:"1042"`, and free text (a word or a quoted string of at least 3 characters) found anywhere in the names and emails. Always within the key's account and mode; pages like a list, newest first. A malformed query answers 400 `parameter_invalid` on `query`, its message naming the position (0-based) of the error. Fields: `email`, `status`, `amount`, `currency`, `last4`, `customer`, `created`, `metadata`.
+         */
+        get: operations["searchPayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/search/invoices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search invoices
+         * @description The `query` is clauses combined with `AND` and `OR` (AND binds tighter; two clauses side by side mean AND; parentheses group): `field:value` (`email:"ada@example.com"`, `status:"SUCCEEDED"`), comparisons of amounts and times (`amount>=4000`, `created>1767225600`, in Unix seconds), `metadata["order_id"]:"1042"`, and free text (a word or a quoted string of at least 3 characters) found anywhere in the names and emails. Always within the key's account and mode; pages like a list, newest first. A malformed query answers 400 `parameter_invalid` on `query`, its message naming the position (0-based) of the error. Fields: `email`, `status`, `total`, `number`, `currency`, `customer`, `created`, `metadata`.
+         */
+        get: operations["searchInvoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/search/checkout-sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Search checkout sessions
+         * @description The `query` is clauses combined with `AND` and `OR` (AND binds tighter; two clauses side by side mean AND; parentheses group): `field:value` (`email:"ada@example.com"`, `status:"SUCCEEDED"`), comparisons of amounts and times (`amount>=4000`, `created>1767225600`, in Unix seconds), `metadata["order_id"]:"1042"`, and free text (a word or a quoted string of at least 3 characters) found anywhere in the names and emails. Always within the key's account and mode; pages like a list, newest first. A malformed query answers 400 `parameter_invalid` on `query`, its message naming the position (0-based) of the error. Fields: `email`, `status`, `amount`, `currency`, `customer`, `created`, `metadata`.
+         */
+        get: operations["searchCheckoutSessions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export payments as CSV
+         * @description The payments of the key's account and mode created in the range, oldest first, streamed as they are read, in constant memory. A range of more than EXPORT_STREAM_MAX_ROWS rows (100,000 by default) is refused (400 `resource_limit_reached`): make an export run instead.
+         */
+        get: operations["exportPayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/payments/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an export run of payments
+         * @description A job writes the CSV of the payments in the range, of any size; retrieve the run until it is `SUCCEEDED`, then download its file from `url` (no key needed, valid EXPORT_LINK_TTL_SECONDS). Needs read access to the payments only.
+         */
+        post: operations["createPaymentsExportRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/payments/runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve an export run of payments
+         * @description Its status, and once `SUCCEEDED` a new download link of its file.
+         */
+        get: operations["retrievePaymentsExportRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export refunds as CSV
+         * @description The refunds of the key's account and mode created in the range, oldest first, streamed as they are read, in constant memory. A range of more than EXPORT_STREAM_MAX_ROWS rows (100,000 by default) is refused (400 `resource_limit_reached`): make an export run instead.
+         */
+        get: operations["exportRefunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/refunds/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an export run of refunds
+         * @description A job writes the CSV of the refunds in the range, of any size; retrieve the run until it is `SUCCEEDED`, then download its file from `url` (no key needed, valid EXPORT_LINK_TTL_SECONDS). Needs read access to the refunds only.
+         */
+        post: operations["createRefundsExportRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/refunds/runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve an export run of refunds
+         * @description Its status, and once `SUCCEEDED` a new download link of its file.
+         */
+        get: operations["retrieveRefundsExportRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/disputes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export disputes as CSV
+         * @description The disputes of the key's account and mode created in the range, oldest first, streamed as they are read, in constant memory. A range of more than EXPORT_STREAM_MAX_ROWS rows (100,000 by default) is refused (400 `resource_limit_reached`): make an export run instead.
+         */
+        get: operations["exportDisputes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/disputes/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an export run of disputes
+         * @description A job writes the CSV of the disputes in the range, of any size; retrieve the run until it is `SUCCEEDED`, then download its file from `url` (no key needed, valid EXPORT_LINK_TTL_SECONDS). Needs read access to the disputes only.
+         */
+        post: operations["createDisputesExportRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/disputes/runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve an export run of disputes
+         * @description Its status, and once `SUCCEEDED` a new download link of its file.
+         */
+        get: operations["retrieveDisputesExportRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/customers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export customers as CSV
+         * @description The customers of the key's account and mode created in the range, oldest first, streamed as they are read, in constant memory. A range of more than EXPORT_STREAM_MAX_ROWS rows (100,000 by default) is refused (400 `resource_limit_reached`): make an export run instead.
+         */
+        get: operations["exportCustomers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/customers/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an export run of customers
+         * @description A job writes the CSV of the customers in the range, of any size; retrieve the run until it is `SUCCEEDED`, then download its file from `url` (no key needed, valid EXPORT_LINK_TTL_SECONDS). Needs read access to the customers only.
+         */
+        post: operations["createCustomersExportRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/customers/runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve an export run of customers
+         * @description Its status, and once `SUCCEEDED` a new download link of its file.
+         */
+        get: operations["retrieveCustomersExportRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/invoices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export invoices as CSV
+         * @description The invoices of the key's account and mode created in the range, oldest first, streamed as they are read, in constant memory. A range of more than EXPORT_STREAM_MAX_ROWS rows (100,000 by default) is refused (400 `resource_limit_reached`): make an export run instead.
+         */
+        get: operations["exportInvoices"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/invoices/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an export run of invoices
+         * @description A job writes the CSV of the invoices in the range, of any size; retrieve the run until it is `SUCCEEDED`, then download its file from `url` (no key needed, valid EXPORT_LINK_TTL_SECONDS). Needs read access to the invoices only.
+         */
+        post: operations["createInvoicesExportRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/invoices/runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve an export run of invoices
+         * @description Its status, and once `SUCCEEDED` a new download link of its file.
+         */
+        get: operations["retrieveInvoicesExportRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/installment-parts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export installment parts as CSV
+         * @description The installment parts of the key's account and mode created in the range, oldest first, streamed as they are read, in constant memory. A range of more than EXPORT_STREAM_MAX_ROWS rows (100,000 by default) is refused (400 `resource_limit_reached`): make an export run instead.
+         */
+        get: operations["exportInstallmentParts"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/installment-parts/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start an export run of installment parts
+         * @description A job writes the CSV of the installment parts in the range, of any size; retrieve the run until it is `SUCCEEDED`, then download its file from `url` (no key needed, valid EXPORT_LINK_TTL_SECONDS). Needs read access to the installment parts only.
+         */
+        post: operations["createInstallmentPartsExportRun"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/exports/installment-parts/runs/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve an export run of installment parts
+         * @description Its status, and once `SUCCEEDED` a new download link of its file.
+         */
+        get: operations["retrieveInstallmentPartsExportRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/reports/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Summarise volume, refunds and disputes
+         * @description Gross volume, refunds, disputes, net and counts of the key's account and mode per day, week (Monday to Sunday) or month, in UTC, each currency on its own, with the success rate and the top decline reasons. Read from rollups kept in the transaction of each payment, refund and dispute (docs/reports.md), so the answer is immediate whatever the number of payments. A range has at most 400 periods; `from` after `to`, or a longer range, answers 400 naming `from`.
+         */
+        get: operations["retrieveReportSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fraud/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List fraud rules */
+        get: operations["listFraudRules"];
+        put?: never;
+        /**
+         * Create a fraud rule
+         * @description Evaluated on the hosted page before the card is charged, from the next attempt on. Order: a matching `allow` rule wins, then block list entries and `block` rules, then `review` rules.
+         */
+        post: operations["createFraudRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fraud/rules/try": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Try a draft rule
+         * @description Evaluates the conditions against the last 30 days of payments of the account and mode (velocity counted as the page would have counted it then) and answers how many it would have matched: "would have blocked 12 payments". Nothing is saved.
+         */
+        post: operations["tryFraudRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fraud/rules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a fraud rule */
+        get: operations["retrieveFraudRule"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a fraud rule
+         * @description Payments it decided keep its id and reason.
+         */
+        delete: operations["deleteFraudRule"];
+        options?: never;
+        head?: never;
+        /**
+         * Update a fraud rule
+         * @description Sets the fields sent; `enabled: false` keeps the rule without evaluating it.
+         */
+        patch: operations["updateFraudRule"];
+        trace?: never;
+    };
+    "/v1/fraud/lists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List block list entries */
+        get: operations["listFraudListItems"];
+        put?: never;
+        /**
+         * Add a block list entry
+         * @description An email, a card fingerprint (a payment's `card.fingerprint`), a card country, or a client address or CIDR network. The same value twice answers 409.
+         */
+        post: operations["createFraudListItem"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/fraud/lists/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Retrieve a block list entry */
+        get: operations["retrieveFraudListItem"];
+        put?: never;
+        post?: never;
+        /** Remove a block list entry */
+        delete: operations["deleteFraudListItem"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit events
+         * @description Security-relevant changes (sign-ins, team, API keys, webhook endpoints, refunds, disputes, settings) made through the dashboard or the API, newest first: of the key’s mode and account-wide. Kept at least a year; never edited or deleted.
+         */
+        get: operations["listAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/emails": {
         parameters: {
             query?: never;
@@ -731,6 +1316,26 @@ export interface paths {
          * @description Newest first, each with its attempts.
          */
         get: operations["listWebhookEndpointDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/webhook-endpoints/{id}/stats": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Retrieve an endpoint's delivery analytics
+         * @description Attempts, success rate and latency (p50, p95) of the deliveries to this endpoint over the last 24 hours and 30 days, and the last 24 hours hour by hour. Kept per hour as attempts are recorded; read in one indexed query.
+         */
+        get: operations["retrieveWebhookEndpointStats"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1409,9 +2014,169 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "payment.review_opened": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.review_opened
+         * @description A fraud rule held a payment for review: authorised, not captured, until a person approves or refuses it (or its deadline passes). The service POSTs this event to each active endpoint of its mode subscribed to `payment.review_opened` (or `*`); `data.object` is the `payment` as the API showed it then.
+         */
+        post: operations["webhook.payment.review_opened"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.review_closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * payment.review_closed
+         * @description A payment's review closed: `review.status` is approved (the payment succeeds), refused or expired (it fails). The service POSTs this event to each active endpoint of its mode subscribed to `payment.review_closed` (or `*`); `data.object` is the `payment` as the API showed it then.
+         */
+        post: operations["webhook.payment.review_closed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook_endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * webhook_endpoint.disabled
+         * @description The service disabled one of the account's webhook endpoints because every attempt to it failed for the failure window; sent to the account's other endpoints. The service POSTs this event to each active endpoint of its mode subscribed to `webhook_endpoint.disabled` (or `*`); `data.object` is the `webhook_endpoint` as the API showed it then.
+         */
+        post: operations["webhook.webhook_endpoint.disabled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface components {
     schemas: {
+        /** @description One condition of a rule: `amount_cents` and the velocity counts (`card_attempts`, `client_ip_attempts`, with `window_seconds`) take a number operator and `value`; `currency`, `card_country` and `email_domain` take `in`/`not_in` and `values`. */
+        fraud_condition: {
+            /** @constant */
+            attribute: "amount_cents";
+            /**
+             * @description `gt`, `gte`, `lt`, `lte`, `eq` or `ne`.
+             * @enum {string}
+             */
+            operator: "gt" | "gte" | "lt" | "lte" | "eq" | "ne";
+            /** @description Minor units (cents), compared with the payment’s amount whatever its currency: combine with a `currency` condition. */
+            value: number;
+        } | {
+            /** @constant */
+            attribute: "currency";
+            /**
+             * @description `in` or `not_in`.
+             * @enum {string}
+             */
+            operator: "in" | "not_in";
+            /** @description ISO 4217 codes (`usd`, `eur`), compared in lowercase. */
+            values: string[];
+        } | {
+            /** @constant */
+            attribute: "card_country";
+            /**
+             * @description `in` or `not_in`.
+             * @enum {string}
+             */
+            operator: "in" | "not_in";
+            /** @description ISO 3166-1 alpha-2 codes of the card's issuing country (`US`, `FR`), compared in uppercase. */
+            values: string[];
+        } | {
+            /** @constant */
+            attribute: "email_domain";
+            /**
+             * @description `in` or `not_in`.
+             * @enum {string}
+             */
+            operator: "in" | "not_in";
+            /** @description Domains of the payer's email (the part after `@`), compared in lowercase. */
+            values: string[];
+        } | {
+            /** @constant */
+            attribute: "card_attempts";
+            /** @description How far back attempts are counted: 60 seconds to 7 days. */
+            window_seconds: number;
+            /**
+             * @description `gt`, `gte`, `lt`, `lte`, `eq` or `ne`.
+             * @enum {string}
+             */
+            operator: "gt" | "gte" | "lt" | "lte" | "eq" | "ne";
+            /** @description The number of earlier attempts with the same card (its fingerprint) within the window (this one not counted), any outcome. */
+            value: number;
+        } | {
+            /** @constant */
+            attribute: "client_ip_attempts";
+            /** @description How far back attempts are counted: 60 seconds to 7 days. */
+            window_seconds: number;
+            /**
+             * @description `gt`, `gte`, `lt`, `lte`, `eq` or `ne`.
+             * @enum {string}
+             */
+            operator: "gt" | "gte" | "lt" | "lte" | "eq" | "ne";
+            /** @description The number of earlier attempts from the same client address within the window (this one not counted), any outcome. */
+            value: number;
+        };
+        /** @description An event of type `checkout.session.completed`: A checkout session moved to COMPLETE. */
+        "event.checkout.session.completed": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description A checkout session moved to COMPLETE.
+             * @constant
+             */
+            type: "checkout.session.completed";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["checkout_session"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
         /** @description One payment in progress, paid on a hosted page at its `url`. */
         checkout_session: {
             /**
@@ -1525,6 +2290,74 @@ export interface components {
              */
             amount: number;
         };
+        /** @description An event of type `checkout.session.expired`: A checkout session moved to EXPIRED, by auto-expiry or by the expire call. */
+        "event.checkout.session.expired": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description A checkout session moved to EXPIRED, by auto-expiry or by the expire call.
+             * @constant
+             */
+            type: "checkout.session.expired";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["checkout_session"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `payment.succeeded`: A payment became SUCCEEDED (checkout, invoice, installment and payment link payments). */
+        "event.payment.succeeded": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description A payment became SUCCEEDED (checkout, invoice, installment and payment link payments).
+             * @constant
+             */
+            type: "payment.succeeded";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["payment"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
         /** @description One attempt to charge a card: for a checkout session, made on the hosted page, or for a later part of an installment plan, on the card saved with its first part. */
         payment: {
             /**
@@ -1604,6 +2437,16 @@ export interface components {
                  * @example 4242
                  */
                 last4: string;
+                /**
+                 * @description The card's fingerprint: the same for every payment with the same card number within this deployment (the simulator) or Stripe account, never the number. For block lists and velocity rules.
+                 * @example fp_3f9c0a1b2d4e5f6071829304
+                 */
+                fingerprint: string | null;
+                /**
+                 * @description The card's issuing country (ISO 3166-1 alpha-2), as the processor reports it.
+                 * @example US
+                 */
+                country: string | null;
             } | null;
             /** @description `three_d_secure` while the attempt waits for the payer's challenge; else null. */
             next_action: string | null;
@@ -1611,6 +2454,47 @@ export interface components {
             failure_code: string | null;
             /** @description The message the payer was shown. */
             failure_message: string | null;
+            /** @description The fraud rules' decision on the hosted page (docs/fraud.md); null when no rule or list matched. */
+            fraud: {
+                /**
+                 * @description What the rule or block list entry decided.
+                 * @enum {string}
+                 */
+                action: "allow" | "block" | "review";
+                /**
+                 * @description The fraud rule (`frl_…`) or block list entry (`fli_…`) that decided.
+                 * @example frl_01JZ8Q4W6X0N3C1V7E2K5M9R4T
+                 */
+                rule_id: string;
+                /**
+                 * @description Why, in words: the rule's name and conditions, or the kind of block list entry. Never shown to the payer.
+                 * @example Rule "Card testing": client_ip_attempts in 600s >= 5
+                 */
+                reason: string;
+            } | null;
+            /** @description A review opened by a `review` rule; null otherwise. */
+            review: {
+                /**
+                 * @description `open` while held (authorised, not captured); `approving`/`refusing` while the processor is told; then `approved`, `refused` or `expired` (refused at the deadline).
+                 * @enum {string}
+                 */
+                status: "open" | "approving" | "refusing" | "approved" | "refused" | "expired";
+                /**
+                 * @description When an open review is refused unless a person decides first. Unix time in seconds; null until then.
+                 * @example 1795233990
+                 */
+                deadline: number | null;
+                /**
+                 * @description When the review closed. Unix time in seconds; null until then.
+                 * @example 1795233990
+                 */
+                closed_at: number | null;
+                /**
+                 * @description Who decided: the dashboard user's email, or `deadline`.
+                 * @example ada@example.com
+                 */
+                closed_by: string | null;
+            } | null;
             /**
              * @description The sum of its SUCCEEDED refunds. In the smallest currency unit (cents for usd).
              * @example 2500
@@ -1642,6 +2526,108 @@ export interface components {
              * @example 1795233990
              */
             updated: number;
+        };
+        /** @description An event of type `payment.failed`: A charge was declined. */
+        "event.payment.failed": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description A charge was declined.
+             * @constant
+             */
+            type: "payment.failed";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["payment"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `payment.refunded`: A full or partial refund was processed. */
+        "event.payment.refunded": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description A full or partial refund was processed.
+             * @constant
+             */
+            type: "payment.refunded";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["payment"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `invoice.paid`: An invoice reached amount_due_cents = 0. */
+        "event.invoice.paid": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description An invoice reached amount_due_cents = 0.
+             * @constant
+             */
+            type: "invoice.paid";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["invoice"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
         };
         /** @description A bill for line items, paid in full or in parts on its hosted page. */
         invoice: {
@@ -1781,6 +2767,74 @@ export interface components {
              */
             interval: "week" | "month";
         };
+        /** @description An event of type `invoice.sent`: An invoice was delivered to the customer (email and hosted URL active). */
+        "event.invoice.sent": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description An invoice was delivered to the customer (email and hosted URL active).
+             * @constant
+             */
+            type: "invoice.sent";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["invoice"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `refund.created`: A refund was requested: it is PENDING until the processor answers. */
+        "event.refund.created": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description A refund was requested: it is PENDING until the processor answers.
+             * @constant
+             */
+            type: "refund.created";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["refund"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
         /** @description All or part of a SUCCEEDED payment given back. */
         refund: {
             /**
@@ -1833,6 +2887,74 @@ export interface components {
              * @example 1795233990
              */
             updated: number;
+        };
+        /** @description An event of type `refund.updated`: A refund's status changed (SUCCEEDED, FAILED or CANCELLED). */
+        "event.refund.updated": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description A refund's status changed (SUCCEEDED, FAILED or CANCELLED).
+             * @constant
+             */
+            type: "refund.updated";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["refund"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `dispute.created`: A payment was disputed by the cardholder (a chargeback). */
+        "event.dispute.created": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description A payment was disputed by the cardholder (a chargeback).
+             * @constant
+             */
+            type: "dispute.created";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["dispute"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
         };
         /** @description A chargeback: the cardholder's bank takes a payment back unless the merchant's evidence wins. */
         dispute: {
@@ -1928,6 +3050,312 @@ export interface components {
              */
             updated: number;
         };
+        /** @description An event of type `dispute.updated`: A dispute's evidence or status changed. */
+        "event.dispute.updated": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description A dispute's evidence or status changed.
+             * @constant
+             */
+            type: "dispute.updated";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["dispute"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `dispute.closed`: A dispute was decided: WON or LOST. */
+        "event.dispute.closed": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description A dispute was decided: WON or LOST.
+             * @constant
+             */
+            type: "dispute.closed";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["dispute"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `invoice.created`: An invoice was created as a DRAFT. */
+        "event.invoice.created": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description An invoice was created as a DRAFT.
+             * @constant
+             */
+            type: "invoice.created";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["invoice"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `invoice.updated`: A DRAFT invoice was edited, or a payment reduced the amount due of an invoice that is not yet paid. */
+        "event.invoice.updated": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description A DRAFT invoice was edited, or a payment reduced the amount due of an invoice that is not yet paid.
+             * @constant
+             */
+            type: "invoice.updated";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["invoice"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `invoice.deleted`: A DRAFT invoice was deleted. */
+        "event.invoice.deleted": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description A DRAFT invoice was deleted.
+             * @constant
+             */
+            type: "invoice.deleted";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["invoice"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `invoice.finalized`: An invoice moved from DRAFT to OPEN and received its number. */
+        "event.invoice.finalized": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description An invoice moved from DRAFT to OPEN and received its number.
+             * @constant
+             */
+            type: "invoice.finalized";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["invoice"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `invoice.voided`: An invoice moved to VOID: it accepts no payment. */
+        "event.invoice.voided": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description An invoice moved to VOID: it accepts no payment.
+             * @constant
+             */
+            type: "invoice.voided";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["invoice"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `invoice.marked_uncollectible`: An invoice moved to UNCOLLECTIBLE (it can still be paid). */
+        "event.invoice.marked_uncollectible": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description An invoice moved to UNCOLLECTIBLE (it can still be paid).
+             * @constant
+             */
+            type: "invoice.marked_uncollectible";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["invoice"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `installment_plan.created`: A payer chose an installment plan and its first part was paid: the plan is ACTIVE. */
+        "event.installment_plan.created": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description A payer chose an installment plan and its first part was paid: the plan is ACTIVE.
+             * @constant
+             */
+            type: "installment_plan.created";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["installment_plan"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
         /** @description A payment link or an invoice paid in parts on a saved card: the first at once on the hosted checkout, the others on their dates. */
         installment_plan: {
             /**
@@ -1943,7 +3371,7 @@ export interface components {
             /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
             livemode: boolean;
             /**
-             * @description The customer paying (found or created by the payer's email, or the invoice's).
+             * @description The customer the plan belongs to: the invoice's, the one its payment link is attached to, or else a customer made for the payer (an email typed on a page never selects an existing customer).
              * @example cus_01m89emrkt0006k689spej1tdy0e8
              */
             customer_id: string;
@@ -2023,7 +3451,7 @@ export interface components {
                 ip_address: string | null;
             };
             /**
-             * @description Where the plan's notices go (failed payments, default).
+             * @description The email on file of the plan's customer when the plan was made. The notices (failed payments, default) and the later parts' receipts go to the customer's email as it is at the time (this one once the customer is deleted), never to an address typed on a page for someone else's customer.
              * @example jenny.rosen@example.com
              */
             email: string;
@@ -2096,6 +3524,283 @@ export interface components {
              * @example pay_01m89emrkt0006k689spej1tdy0e8
              */
             payment_id: string | null;
+        };
+        /** @description An event of type `installment_plan.completed`: The last part of an installment plan was paid: the plan is COMPLETED. */
+        "event.installment_plan.completed": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description The last part of an installment plan was paid: the plan is COMPLETED.
+             * @constant
+             */
+            type: "installment_plan.completed";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["installment_plan"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `installment_plan.defaulted`: A part of an installment plan failed its last retry: the plan is DEFAULTED and its unpaid parts CANCELLED. */
+        "event.installment_plan.defaulted": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description A part of an installment plan failed its last retry: the plan is DEFAULTED and its unpaid parts CANCELLED.
+             * @constant
+             */
+            type: "installment_plan.defaulted";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["installment_plan"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `installment_plan.cancelled`: An installment plan was cancelled: its unpaid parts are CANCELLED. */
+        "event.installment_plan.cancelled": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description An installment plan was cancelled: its unpaid parts are CANCELLED.
+             * @constant
+             */
+            type: "installment_plan.cancelled";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["installment_plan"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `payment.review_opened`: A fraud rule held a payment for review: authorised, not captured, until a person approves or refuses it (or its deadline passes). */
+        "event.payment.review_opened": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description A fraud rule held a payment for review: authorised, not captured, until a person approves or refuses it (or its deadline passes).
+             * @constant
+             */
+            type: "payment.review_opened";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["payment"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `payment.review_closed`: A payment's review closed: `review.status` is approved (the payment succeeds), refused or expired (it fails). */
+        "event.payment.review_closed": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description A payment's review closed: `review.status` is approved (the payment succeeds), refused or expired (it fails).
+             * @constant
+             */
+            type: "payment.review_closed";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["payment"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description An event of type `webhook_endpoint.disabled`: The service disabled one of the account's webhook endpoints because every attempt to it failed for the failure window; sent to the account's other endpoints. */
+        "event.webhook_endpoint.disabled": {
+            /**
+             * @description Unique identifier of the event, prefix `evt_`.
+             * @example evt_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `event`.
+             * @constant
+             */
+            object: "event";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description The service disabled one of the account's webhook endpoints because every attempt to it failed for the failure window; sent to the account's other endpoints.
+             * @constant
+             */
+            type: "webhook_endpoint.disabled";
+            /**
+             * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
+             * @example 2026-11-01
+             */
+            api_version: string;
+            /** @description The resource concerned, in full, as the API showed it when the event happened. */
+            data: {
+                object: components["schemas"]["webhook_endpoint"];
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description Where the service sends signed events of one mode. */
+        webhook_endpoint: {
+            /**
+             * @description Unique identifier of the webhook endpoint, prefix `we_`.
+             * @example we_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `webhook_endpoint`. (enum property replaced by openapi-typescript)
+             * @enum {string}
+             */
+            object: "webhook_endpoint";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description The HTTPS URL the service POSTs events to.
+             * @example https://shop.example.com/webhooks
+             */
+            url: string;
+            /** @description Internal label. */
+            description: string | null;
+            /** @description The event types sent to this endpoint (see `GET /v1/event-types`); `["*"]` subscribes to every type. */
+            enabled_events: ("checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled" | "payment.review_opened" | "payment.review_closed" | "webhook_endpoint.disabled" | "*")[];
+            /** @description False pauses deliveries (they wait as PAUSED and go when it is true again). */
+            is_active: boolean;
+            health: components["schemas"]["webhook_endpoint_health"];
+            /**
+             * @description The custom headers sent with every delivery, by name; values are write-only and always shown masked.
+             * @example {
+             *       "X-Gateway-Key": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            /**
+             * @description At most this many deliveries per second to the endpoint, across every worker; null: unthrottled.
+             * @example 10
+             */
+            rate_limit: number | null;
+            /** @description Deliveries about the same object (`data.object.id`) go one after the other, in event order, each once the one before succeeded or failed for good. */
+            ordered: boolean;
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+            /**
+             * @description When the object last changed. Unix time in seconds.
+             * @example 1795233990
+             */
+            updated: number;
+        };
+        /** @description How deliveries to the endpoint have been going. An endpoint whose every attempt fails for 5 days (a setting) is disabled; its events are held, none lost. */
+        webhook_endpoint_health: {
+            /**
+             * @description `healthy` (the last attempt succeeded, or none was made), `failing` (every attempt since `failing_since` failed), `disabled` (the service disabled the endpoint for its failures: resume it with `is_active: true`).
+             * @enum {string}
+             */
+            status: "healthy" | "failing" | "disabled";
+            /**
+             * @description When the current run of failed attempts began; null when healthy. Unix time in seconds; null until then.
+             * @example 1795233990
+             */
+            failing_since: number | null;
+            /** @description Failed attempts since `failing_since`. */
+            failed_attempts: number;
+            /**
+             * @description When the service disabled the endpoint; null unless `disabled`. Unix time in seconds; null until then.
+             * @example 1795233990
+             */
+            disabled_at: number | null;
         };
         /** @description The merchant behind the API key. */
         account: {
@@ -2201,6 +3906,10 @@ export interface components {
              * @example 1795233990
              */
             revoked_at: number | null;
+            /** @description null: a full key. A restricted key: `none`, `read` or `write` per resource; every route refuses it (403) outside them. */
+            permissions: {
+                [key: string]: "none" | "read" | "write";
+            } | null;
         };
         /** @description A new API key: the one time `secret` is shown. */
         api_key_with_secret: {
@@ -2241,6 +3950,10 @@ export interface components {
              * @example 1795233990
              */
             revoked_at: number | null;
+            /** @description null: a full key. A restricted key: `none`, `read` or `write` per resource; every route refuses it (403) outside them. */
+            permissions: {
+                [key: string]: "none" | "read" | "write";
+            } | null;
             /**
              * @description The key (`sk_test_…` or `sk_live_…`), shown in this answer only: store it. Send it as `Authorization: Bearer <key>`.
              * @example sk_test_51Hb0…
@@ -2653,6 +4366,595 @@ export interface components {
             /** @description The objects of this page, newest first. */
             data: components["schemas"]["installment_plan"][];
         };
+        /** @description A page of `customer` objects found by a search, newest first. */
+        customer_search_result: {
+            /**
+             * @description Always `list`.
+             * @constant
+             */
+            object: "list";
+            /**
+             * @description The path searched.
+             * @example /v1/search/payments
+             */
+            url: string;
+            /** @description True when more results follow the last one: call again with the same `query` and `starting_after` set to its id. */
+            has_more: boolean;
+            /** @description The results of this page, newest first. */
+            data: components["schemas"]["customer"][];
+        };
+        /** @description A page of `payment` objects found by a search, newest first. */
+        payment_search_result: {
+            /**
+             * @description Always `list`.
+             * @constant
+             */
+            object: "list";
+            /**
+             * @description The path searched.
+             * @example /v1/search/payments
+             */
+            url: string;
+            /** @description True when more results follow the last one: call again with the same `query` and `starting_after` set to its id. */
+            has_more: boolean;
+            /** @description The results of this page, newest first. */
+            data: components["schemas"]["payment"][];
+        };
+        /** @description A page of `invoice` objects found by a search, newest first. */
+        invoice_search_result: {
+            /**
+             * @description Always `list`.
+             * @constant
+             */
+            object: "list";
+            /**
+             * @description The path searched.
+             * @example /v1/search/payments
+             */
+            url: string;
+            /** @description True when more results follow the last one: call again with the same `query` and `starting_after` set to its id. */
+            has_more: boolean;
+            /** @description The results of this page, newest first. */
+            data: components["schemas"]["invoice"][];
+        };
+        /** @description A page of `checkout_session` objects found by a search, newest first. */
+        checkout_session_search_result: {
+            /**
+             * @description Always `list`.
+             * @constant
+             */
+            object: "list";
+            /**
+             * @description The path searched.
+             * @example /v1/search/payments
+             */
+            url: string;
+            /** @description True when more results follow the last one: call again with the same `query` and `starting_after` set to its id. */
+            has_more: boolean;
+            /** @description The results of this page, newest first. */
+            data: components["schemas"]["checkout_session"][];
+        };
+        /** @description A CSV file (RFC 4180, UTF-8, CRLF) whose first line names the columns (docs/exports.md). Times are UTC, ISO 8601; every amount is given in the smallest currency unit (`…_cents`) and as a decimal. A cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return is prefixed with `'`. */
+        csv_export: string;
+        /** @description A CSV export run as a job: its file is downloaded from a link that expires. */
+        export_run: {
+            /**
+             * @description Unique identifier of the export run, prefix `exr_`.
+             * @example exr_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `export_run`.
+             * @constant
+             */
+            object: "export_run";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description What is exported.
+             * @enum {string}
+             */
+            dataset: "payments" | "refunds" | "disputes" | "customers" | "invoices" | "installment-parts";
+            /** @description The range (Unix seconds) and filters of the export, as given. */
+            filters: {
+                created_gte?: number;
+                created_lt?: number;
+                status?: string;
+                customer?: string;
+            };
+            /**
+             * @description `PENDING` until a worker starts it, `RUNNING` while the file is written, then `SUCCEEDED` (the file can be downloaded) or `FAILED`.
+             * @enum {string}
+             */
+            status: "PENDING" | "RUNNING" | "SUCCEEDED" | "FAILED";
+            /** @description The rows of the file (header not counted), once SUCCEEDED. */
+            row_count: number | null;
+            /** @description The size of the file in bytes, once SUCCEEDED. */
+            size: number | null;
+            /** @description Why a FAILED run failed. */
+            failure_message: string | null;
+            /** @description Once SUCCEEDED: a link that downloads the CSV file without a key, valid until `url_expires_at` (EXPORT_LINK_TTL_SECONDS); every retrieval makes a new one. */
+            url: string | null;
+            /**
+             * @description When `url` stops working. Unix time in seconds; null until then.
+             * @example 1795233990
+             */
+            url_expires_at: number | null;
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+            /**
+             * @description When the run SUCCEEDED or FAILED. Unix time in seconds; null until then.
+             * @example 1795233990
+             */
+            completed_at: number | null;
+            /**
+             * @description When the run and its file are deleted (EXPORT_RETENTION_DAYS after creation). Unix time in seconds.
+             * @example 1795233990
+             */
+            expires_at: number;
+        };
+        /** @description Gross volume, refunds, disputes, net and counts per period and currency, read from the rollups (docs/reports.md). */
+        report_summary: {
+            /**
+             * @description Always `report_summary`.
+             * @constant
+             */
+            object: "report_summary";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description The length of each period. Weeks run Monday to Sunday (ISO 8601).
+             * @enum {string}
+             */
+            interval: "day" | "week" | "month";
+            /**
+             * @description The first day of the report, included. A UTC day, YYYY-MM-DD.
+             * @example 2026-11-01
+             */
+            from: string;
+            /**
+             * @description The last day of the report, included. A UTC day, YYYY-MM-DD.
+             * @example 2026-11-01
+             */
+            to: string;
+            /**
+             * @description Days, weeks and months are UTC.
+             * @constant
+             */
+            timezone: "UTC";
+            /** @description One entry per currency with activity in the range (or the one asked for), alphabetical. */
+            currencies: components["schemas"]["report_currency"][];
+        };
+        /** @description A report in one currency: amounts of different currencies are never added together. */
+        report_currency: {
+            /**
+             * @description Three-letter ISO 4217 currency code, lowercase.
+             * @example usd
+             */
+            currency: string;
+            totals: components["schemas"]["report_totals"];
+            /** @description Every period of the range, oldest first; a period without activity has zeros. */
+            periods: components["schemas"]["report_period"][];
+            /** @description The most frequent failure codes of the range, most first (at most 5). */
+            decline_reasons: {
+                /**
+                 * @description The failure code of the payments.
+                 * @example card_declined
+                 */
+                code: string;
+                /**
+                 * @description Failed payments with this code in the range.
+                 * @example 42
+                 */
+                count: number;
+            }[];
+        };
+        /** @description The figures of the whole range in this currency. */
+        report_totals: {
+            /**
+             * @description Succeeded payments, before refunds and disputes. In the smallest currency unit (cents for usd).
+             * @example 2500
+             */
+            gross_amount_cents: number;
+            /**
+             * @description Payments that reached an outcome: succeeded and failed.
+             * @example 42
+             */
+            payment_count: number;
+            /**
+             * @description Payments that succeeded.
+             * @example 42
+             */
+            succeeded_count: number;
+            /**
+             * @description Payments that failed (declined, abandoned, expired challenges).
+             * @example 42
+             */
+            failed_count: number;
+            /**
+             * @description succeeded_count / payment_count, from 0 to 1; null when no payment reached an outcome.
+             * @example 0.95
+             */
+            success_rate: number | null;
+            /**
+             * @description Refunds that succeeded, dated by the day they succeeded. In the smallest currency unit (cents for usd).
+             * @example 2500
+             */
+            refunded_amount_cents: number;
+            /**
+             * @description Refunds that succeeded.
+             * @example 42
+             */
+            refund_count: number;
+            /**
+             * @description Disputes opened, dated by the day they were recorded. In the smallest currency unit (cents for usd).
+             * @example 2500
+             */
+            disputed_amount_cents: number;
+            /**
+             * @description Disputes opened.
+             * @example 42
+             */
+            dispute_count: number;
+            /**
+             * @description Disputes won, dated by the day they were decided. In the smallest currency unit (cents for usd).
+             * @example 2500
+             */
+            dispute_won_amount_cents: number;
+            /**
+             * @description Disputes won.
+             * @example 42
+             */
+            dispute_won_count: number;
+            /**
+             * @description Disputes lost, dated by the day they were decided. In the smallest currency unit (cents for usd).
+             * @example 2500
+             */
+            dispute_lost_amount_cents: number;
+            /**
+             * @description Disputes lost.
+             * @example 42
+             */
+            dispute_lost_count: number;
+            /**
+             * @description gross − refunded − disputes lost (the service charges no fees). May be negative.
+             * @example 2300
+             */
+            net_amount_cents: number;
+        };
+        /** @description The figures of one period (day, week or month) in one currency. */
+        report_period: {
+            /**
+             * @description The first day of the period within the report. A UTC day, YYYY-MM-DD.
+             * @example 2026-11-01
+             */
+            start: string;
+            /**
+             * @description The last day of the period within the report. A UTC day, YYYY-MM-DD.
+             * @example 2026-11-01
+             */
+            end: string;
+            /**
+             * @description Succeeded payments, before refunds and disputes. In the smallest currency unit (cents for usd).
+             * @example 2500
+             */
+            gross_amount_cents: number;
+            /**
+             * @description Payments that reached an outcome: succeeded and failed.
+             * @example 42
+             */
+            payment_count: number;
+            /**
+             * @description Payments that succeeded.
+             * @example 42
+             */
+            succeeded_count: number;
+            /**
+             * @description Payments that failed (declined, abandoned, expired challenges).
+             * @example 42
+             */
+            failed_count: number;
+            /**
+             * @description succeeded_count / payment_count, from 0 to 1; null when no payment reached an outcome.
+             * @example 0.95
+             */
+            success_rate: number | null;
+            /**
+             * @description Refunds that succeeded, dated by the day they succeeded. In the smallest currency unit (cents for usd).
+             * @example 2500
+             */
+            refunded_amount_cents: number;
+            /**
+             * @description Refunds that succeeded.
+             * @example 42
+             */
+            refund_count: number;
+            /**
+             * @description Disputes opened, dated by the day they were recorded. In the smallest currency unit (cents for usd).
+             * @example 2500
+             */
+            disputed_amount_cents: number;
+            /**
+             * @description Disputes opened.
+             * @example 42
+             */
+            dispute_count: number;
+            /**
+             * @description Disputes won, dated by the day they were decided. In the smallest currency unit (cents for usd).
+             * @example 2500
+             */
+            dispute_won_amount_cents: number;
+            /**
+             * @description Disputes won.
+             * @example 42
+             */
+            dispute_won_count: number;
+            /**
+             * @description Disputes lost, dated by the day they were decided. In the smallest currency unit (cents for usd).
+             * @example 2500
+             */
+            dispute_lost_amount_cents: number;
+            /**
+             * @description Disputes lost.
+             * @example 42
+             */
+            dispute_lost_count: number;
+            /**
+             * @description gross − refunded − disputes lost (the service charges no fees). May be negative.
+             * @example 2300
+             */
+            net_amount_cents: number;
+        };
+        /** @description A rule over the attributes of a payment, evaluated on the hosted page before the card is charged (docs/fraud.md). */
+        fraud_rule: {
+            /**
+             * @description Unique identifier of the fraud rule, prefix `frl_`.
+             * @example frl_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `fraud_rule`.
+             * @constant
+             */
+            object: "fraud_rule";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description The name given to the rule.
+             * @example Card testing
+             */
+            name: string;
+            /**
+             * @description `allow`, `block` or `review`.
+             * @enum {string}
+             */
+            action: "allow" | "block" | "review";
+            /** @description Every condition must hold for the rule to match. */
+            conditions: components["schemas"]["fraud_condition"][];
+            /**
+             * @description The conditions in words, as recorded in the reason of a payment the rule decided.
+             * @example client_ip_attempts in 600s >= 5
+             */
+            description: string;
+            /** @description A disabled rule is never evaluated. */
+            enabled: boolean;
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+            /**
+             * @description When the object last changed. Unix time in seconds.
+             * @example 1795233990
+             */
+            updated: number;
+        };
+        /** @description A page of `fraud_rule` objects, newest first. */
+        fraud_rule_list: {
+            /**
+             * @description Always `list`.
+             * @constant
+             */
+            object: "list";
+            /**
+             * @description The path this list was read from.
+             * @example /v1/customers
+             */
+            url: string;
+            /** @description True when another page follows the last object: call again with `starting_after` set to its id. */
+            has_more: boolean;
+            /** @description The objects of this page, newest first. */
+            data: components["schemas"]["fraud_rule"][];
+        };
+        /** @description What a draft rule would have matched among the last 30 days of payments of the account and mode. */
+        fraud_rule_trial: {
+            /**
+             * @description Always `fraud_rule_trial`.
+             * @constant
+             */
+            object: "fraud_rule_trial";
+            /**
+             * @description The draft rule’s action.
+             * @enum {string}
+             */
+            action: "allow" | "block" | "review";
+            /**
+             * @description The draft conditions in words.
+             * @example amount_cents >= 50000 and card_country in [NG]
+             */
+            description: string;
+            /**
+             * @description How many of the payments read the rule would have matched ("would have blocked 12 payments").
+             * @example 12
+             */
+            matched: number;
+            /**
+             * @description How many payments were read.
+             * @example 3400
+             */
+            evaluated: number;
+            /** @description True when more payments were made in the period than a trial reads (20,000): only the newest were read. */
+            truncated: boolean;
+            /**
+             * @description The start of the period read (30 days back). Unix time in seconds.
+             * @example 1795233990
+             */
+            since: number;
+            /**
+             * @description Up to 10 of the matched payments, newest first.
+             * @example [
+             *       "pay_01JZ8Q4W6X0N3C1V7E2K5M9R4T"
+             *     ]
+             */
+            examples: string[];
+        };
+        /** @description The answer of a DELETE: the fraud rule is gone. */
+        deleted_fraud_rule: {
+            /**
+             * @description Unique identifier of the deleted fraud rule, prefix `frl_`.
+             * @example frl_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `fraud_rule`.
+             * @constant
+             */
+            object: "fraud_rule";
+            /**
+             * @description Always true.
+             * @constant
+             */
+            deleted: true;
+        };
+        /** @description A block list entry: a payment whose email, card, card country or client address matches is declined before the card is charged (unless an `allow` rule matches). */
+        fraud_list_item: {
+            /**
+             * @description Unique identifier of the block list entry, prefix `fli_`.
+             * @example fli_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `fraud_list_item`.
+             * @constant
+             */
+            object: "fraud_list_item";
+            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
+            livemode: boolean;
+            /**
+             * @description `email`, `card_fingerprint`, `card_country` or `client_ip`.
+             * @enum {string}
+             */
+            kind: "email" | "card_fingerprint" | "card_country" | "client_ip";
+            /**
+             * @description What is blocked, normalised: an email in lowercase, a country in uppercase, an address or network in CIDR form.
+             * @example 203.0.113.0/24
+             */
+            value: string;
+            /** @description Why it is listed. */
+            note: string | null;
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
+        /** @description A page of `fraud_list_item` objects, newest first. */
+        fraud_list_item_list: {
+            /**
+             * @description Always `list`.
+             * @constant
+             */
+            object: "list";
+            /**
+             * @description The path this list was read from.
+             * @example /v1/customers
+             */
+            url: string;
+            /** @description True when another page follows the last object: call again with `starting_after` set to its id. */
+            has_more: boolean;
+            /** @description The objects of this page, newest first. */
+            data: components["schemas"]["fraud_list_item"][];
+        };
+        /** @description The answer of a DELETE: the fraud list item is gone. */
+        deleted_fraud_list_item: {
+            /**
+             * @description Unique identifier of the deleted fraud list item, prefix `fli_`.
+             * @example fli_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `fraud_list_item`.
+             * @constant
+             */
+            object: "fraud_list_item";
+            /**
+             * @description Always true.
+             * @constant
+             */
+            deleted: true;
+        };
+        /** @description A page of `audit_event` objects, newest first. */
+        audit_event_list: {
+            /**
+             * @description Always `list`.
+             * @constant
+             */
+            object: "list";
+            /**
+             * @description The path this list was read from.
+             * @example /v1/customers
+             */
+            url: string;
+            /** @description True when another page follows the last object: call again with `starting_after` set to its id. */
+            has_more: boolean;
+            /** @description The objects of this page, newest first. */
+            data: components["schemas"]["audit_event"][];
+        };
+        /** @description One security-relevant change, recorded in the transaction of the change; never edited or deleted. */
+        audit_event: {
+            /**
+             * @description Unique identifier of the audit event, prefix `aud_`.
+             * @example aud_01m89emrkt0006k689spej1tdy0e8
+             */
+            id: string;
+            /**
+             * @description Always `audit_event`.
+             * @constant
+             */
+            object: "audit_event";
+            /** @description The mode the change concerns; null for what is account-wide (the team, the account settings). */
+            livemode: boolean | null;
+            /**
+             * @description What was done, `<object>.<verb>`: `api_key.rolled`, `refund.created`, `team.user_removed`, `user.sign_in_failed`…
+             * @example api_key.rolled
+             */
+            action: string;
+            /** @description Who made the change. */
+            actor: {
+                /** @enum {string} */
+                type: "user" | "api_key" | "system";
+                /** @description The user (`usr_…`) or API key (`key_…`); null for the service itself. */
+                id: string | null;
+                /** @description The user's email or the key's redacted form (`sk_live_…x9Qe`), as it was then: never a secret. */
+                label: string | null;
+            };
+            object_type: string | null;
+            object_id: string | null;
+            /** @description The address the request came from. */
+            ip_address: string | null;
+            /** @description What changed (names and new values of plain fields), never a secret. */
+            data: {
+                [key: string]: unknown;
+            };
+            /**
+             * @description When the object was created. Unix time in seconds.
+             * @example 1795233990
+             */
+            created: number;
+        };
         /** @description A page of `email` objects, newest first. */
         email_list: {
             /**
@@ -2693,7 +4995,7 @@ export interface components {
              * @description Which email it is.
              * @enum {string}
              */
-            template: "receipt" | "refund_notice" | "invoice" | "invoice_reminder" | "invitation" | "portal_link" | "installment_failed" | "installment_defaulted";
+            template: "receipt" | "refund_notice" | "invoice" | "invoice_reminder" | "invitation" | "portal_link" | "installment_failed" | "installment_defaulted" | "webhook_endpoint_failing" | "webhook_endpoint_disabled";
             /** @description The subject line. */
             subject: string;
             /** @description The plain-text part (not shown for an invitation or a portal link). */
@@ -2701,10 +5003,10 @@ export interface components {
             /** @description The HTML part (not shown for an invitation or a portal link). */
             html: string;
             /**
-             * @description `PENDING` until sent (`SENT`) or given up (`FAILED`, with `last_error`).
+             * @description `PENDING` until it leaves: `SENT` to the mail server of `SMTP_URL`, or `LOGGED` when `SMTP_URL` is unset (written to the service's log, received by nobody); `FAILED` when given up (with `last_error`).
              * @enum {string}
              */
-            status: "PENDING" | "SENT" | "FAILED";
+            status: "PENDING" | "SENT" | "LOGGED" | "FAILED";
             /** @description Sending attempts made so far. */
             attempts: number;
             /** @description Why the last attempt failed. */
@@ -2714,7 +5016,7 @@ export interface components {
             /** @description The id of what the email is about: a payment, refund or invoice. */
             related_object: string | null;
             /**
-             * @description When it was sent. Unix time in seconds; null until then.
+             * @description When it left: sent, or (`LOGGED`) written to the log. Unix time in seconds; null until then.
              * @example 1795233990
              */
             sent_at: number | null;
@@ -2756,9 +5058,26 @@ export interface components {
             /** @description Internal label. */
             description: string | null;
             /** @description The event types sent to this endpoint (see `GET /v1/event-types`); `["*"]` subscribes to every type. */
-            enabled_events: ("checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled" | "*")[];
+            enabled_events: ("checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled" | "payment.review_opened" | "payment.review_closed" | "webhook_endpoint.disabled" | "*")[];
             /** @description False pauses deliveries (they wait as PAUSED and go when it is true again). */
             is_active: boolean;
+            health: components["schemas"]["webhook_endpoint_health"];
+            /**
+             * @description The custom headers sent with every delivery, by name; values are write-only and always shown masked.
+             * @example {
+             *       "X-Gateway-Key": "********"
+             *     }
+             */
+            headers: {
+                [key: string]: "********";
+            };
+            /**
+             * @description At most this many deliveries per second to the endpoint, across every worker; null: unthrottled.
+             * @example 10
+             */
+            rate_limit: number | null;
+            /** @description Deliveries about the same object (`data.object.id`) go one after the other, in event order, each once the one before succeeded or failed for good. */
+            ordered: boolean;
             /**
              * @description When the object was created. Unix time in seconds.
              * @example 1795233990
@@ -2791,42 +5110,6 @@ export interface components {
             has_more: boolean;
             /** @description The objects of this page, newest first. */
             data: components["schemas"]["webhook_endpoint"][];
-        };
-        /** @description Where the service sends signed events of one mode. */
-        webhook_endpoint: {
-            /**
-             * @description Unique identifier of the webhook endpoint, prefix `we_`.
-             * @example we_01m89emrkt0006k689spej1tdy0e8
-             */
-            id: string;
-            /**
-             * @description Always `webhook_endpoint`.
-             * @constant
-             */
-            object: "webhook_endpoint";
-            /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-            livemode: boolean;
-            /**
-             * @description The HTTPS URL the service POSTs events to.
-             * @example https://shop.example.com/webhooks
-             */
-            url: string;
-            /** @description Internal label. */
-            description: string | null;
-            /** @description The event types sent to this endpoint (see `GET /v1/event-types`); `["*"]` subscribes to every type. */
-            enabled_events: ("checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled" | "*")[];
-            /** @description False pauses deliveries (they wait as PAUSED and go when it is true again). */
-            is_active: boolean;
-            /**
-             * @description When the object was created. Unix time in seconds.
-             * @example 1795233990
-             */
-            created: number;
-            /**
-             * @description When the object last changed. Unix time in seconds.
-             * @example 1795233990
-             */
-            updated: number;
         };
         /** @description The answer of a DELETE: the webhook endpoint is gone. */
         deleted_webhook_endpoint: {
@@ -2932,8 +5215,63 @@ export interface components {
             status_code: number | null;
             /** @description What went wrong, when the attempt failed. */
             error: string | null;
-            /** @description The first 1 KB of the receiver's answer. */
+            /** @description The first 1 KB of the receiver's answer; null when none came, or when the address connected to was not public (a local test-mode endpoint) and this service is not clearly on a developer's machine (its PUBLIC_BASE_URL is not loopback). */
             response_body: string | null;
+        };
+        /** @description Success rate, attempts and latency of an endpoint's deliveries over 24 hours and 30 days. */
+        webhook_endpoint_stats: {
+            /**
+             * @description Always `webhook_endpoint_stats`.
+             * @constant
+             */
+            object: "webhook_endpoint_stats";
+            /**
+             * @description The endpoint (`we_…`).
+             * @example we_01m89emrkt0006k689spej1tdy0e8
+             */
+            endpoint_id: string;
+            /** @description Deliveries to the endpoint over the last 24 hours. */
+            last_24_hours: {
+                /** @description Attempts made in the last 24 hours. */
+                attempts: number;
+                /** @description Attempts answered with a 2xx. */
+                succeeded: number;
+                /** @description Attempts that failed (another status, a timeout, a connection error). */
+                failed: number;
+                /** @description succeeded / attempts, from 0 to 1; null without attempts. */
+                success_rate: number | null;
+                /** @description Median attempt duration, ms (from a histogram: within its bucket); null without attempts. */
+                latency_p50_ms: number | null;
+                /** @description 95th percentile of attempt durations, ms; null without attempts. */
+                latency_p95_ms: number | null;
+            };
+            /** @description Deliveries to the endpoint over the last 30 days. */
+            last_30_days: {
+                /** @description Attempts made in the last 30 days. */
+                attempts: number;
+                /** @description Attempts answered with a 2xx. */
+                succeeded: number;
+                /** @description Attempts that failed (another status, a timeout, a connection error). */
+                failed: number;
+                /** @description succeeded / attempts, from 0 to 1; null without attempts. */
+                success_rate: number | null;
+                /** @description Median attempt duration, ms (from a histogram: within its bucket); null without attempts. */
+                latency_p50_ms: number | null;
+                /** @description 95th percentile of attempt durations, ms; null without attempts. */
+                latency_p95_ms: number | null;
+            };
+            /** @description The last 24 hours, hour by hour, oldest first (the dashboard chart). */
+            hourly: {
+                /**
+                 * @description The start of the hour. Unix time in seconds.
+                 * @example 1795233990
+                 */
+                hour: number;
+                /** @description Attempts in that hour. */
+                attempts: number;
+                /** @description Of which answered with a 2xx. */
+                succeeded: number;
+            }[];
         };
         /** @description A page of `event` objects, newest first. */
         event_list: {
@@ -2970,7 +5308,7 @@ export interface components {
              * @description What happened (see `GET /v1/event-types`).
              * @enum {string}
              */
-            type: "checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled";
+            type: "checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled" | "payment.review_opened" | "payment.review_closed" | "webhook_endpoint.disabled";
             /**
              * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
              * @example 2026-11-01
@@ -2978,7 +5316,7 @@ export interface components {
             api_version: string;
             /** @description The resource concerned, in full, as the API showed it when the event happened. */
             data: {
-                object: components["schemas"]["checkout_session"] | components["schemas"]["payment"] | components["schemas"]["refund"] | components["schemas"]["dispute"] | components["schemas"]["invoice"] | components["schemas"]["installment_plan"];
+                object: components["schemas"]["checkout_session"] | components["schemas"]["payment"] | components["schemas"]["refund"] | components["schemas"]["dispute"] | components["schemas"]["invoice"] | components["schemas"]["installment_plan"] | components["schemas"]["webhook_endpoint"];
             };
             /**
              * @description When the object was created. Unix time in seconds.
@@ -3017,9 +5355,13 @@ export interface components {
              * @description The name to list in `enabled_events`.
              * @enum {string}
              */
-            type: "checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled";
+            type: "checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled" | "payment.review_opened" | "payment.review_closed" | "webhook_endpoint.disabled";
             /** @description When an event of this type is sent. */
             description: string;
+            /** @description The JSON Schema (draft 2020-12) of a delivery's body of this type, generated from the same schema as the OpenAPI document's `webhooks` entry: generate receiver types from it. */
+            schema: {
+                [key: string]: unknown;
+            };
         };
         /** @description The session and the payment attempt after a test payment: SUCCEEDED, FAILED for a decline, or PENDING with `next_action` `three_d_secure` at a challenge left waiting. */
         "test_helpers.checkout_payment": {
@@ -3099,6 +5441,17 @@ export interface components {
                 "application/json": components["schemas"]["error"];
             };
         };
+        /** @description Not allowed with this key. Codes: `forbidden` (403, permission_error). */
+        error_403: {
+            headers: {
+                /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                "Request-Id": string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["error"];
+            };
+        };
         /** @description A conflict with a request still running. Codes: `resource_conflict` (409, invalid_request_error), `idempotency_key_in_progress` (409, idempotency_error). */
         error_409: {
             headers: {
@@ -3143,17 +5496,6 @@ export interface components {
                 "application/json": components["schemas"]["error"];
             };
         };
-        /** @description Not allowed with this key. Codes: `forbidden` (403, permission_error). */
-        error_403: {
-            headers: {
-                /** @description The id of this request (`req_…`): quote it when reporting a problem. */
-                "Request-Id": string;
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["error"];
-            };
-        };
     };
     parameters: {
         /** @description Makes a retry safe: the first answer is kept for 24 hours per account, mode and key and replayed (with `Idempotent-Replayed: true`) for a retry with the same method, path and body; the same key with another request is `400 idempotency_key_reused`, and a retry while the first still runs `409 idempotency_key_in_progress`. A random UUID per intended operation is a good key. */
@@ -3163,15 +5505,43 @@ export interface components {
     headers: never;
     pathItems: never;
 }
+export type FraudCondition = components['schemas']['fraud_condition'];
+export type EventCheckoutSessionCompleted = components['schemas']['event.checkout.session.completed'];
 export type CheckoutSession = components['schemas']['checkout_session'];
 export type LineItem = components['schemas']['line_item'];
+export type EventCheckoutSessionExpired = components['schemas']['event.checkout.session.expired'];
+export type EventPaymentSucceeded = components['schemas']['event.payment.succeeded'];
 export type Payment = components['schemas']['payment'];
+export type EventPaymentFailed = components['schemas']['event.payment.failed'];
+export type EventPaymentRefunded = components['schemas']['event.payment.refunded'];
+export type EventInvoicePaid = components['schemas']['event.invoice.paid'];
 export type Invoice = components['schemas']['invoice'];
 export type InstallmentOption = components['schemas']['installment_option'];
+export type EventInvoiceSent = components['schemas']['event.invoice.sent'];
+export type EventRefundCreated = components['schemas']['event.refund.created'];
 export type Refund = components['schemas']['refund'];
+export type EventRefundUpdated = components['schemas']['event.refund.updated'];
+export type EventDisputeCreated = components['schemas']['event.dispute.created'];
 export type Dispute = components['schemas']['dispute'];
+export type EventDisputeUpdated = components['schemas']['event.dispute.updated'];
+export type EventDisputeClosed = components['schemas']['event.dispute.closed'];
+export type EventInvoiceCreated = components['schemas']['event.invoice.created'];
+export type EventInvoiceUpdated = components['schemas']['event.invoice.updated'];
+export type EventInvoiceDeleted = components['schemas']['event.invoice.deleted'];
+export type EventInvoiceFinalized = components['schemas']['event.invoice.finalized'];
+export type EventInvoiceVoided = components['schemas']['event.invoice.voided'];
+export type EventInvoiceMarkedUncollectible = components['schemas']['event.invoice.marked_uncollectible'];
+export type EventInstallmentPlanCreated = components['schemas']['event.installment_plan.created'];
 export type InstallmentPlan = components['schemas']['installment_plan'];
 export type Installment = components['schemas']['installment'];
+export type EventInstallmentPlanCompleted = components['schemas']['event.installment_plan.completed'];
+export type EventInstallmentPlanDefaulted = components['schemas']['event.installment_plan.defaulted'];
+export type EventInstallmentPlanCancelled = components['schemas']['event.installment_plan.cancelled'];
+export type EventPaymentReviewOpened = components['schemas']['event.payment.review_opened'];
+export type EventPaymentReviewClosed = components['schemas']['event.payment.review_closed'];
+export type EventWebhookEndpointDisabled = components['schemas']['event.webhook_endpoint.disabled'];
+export type WebhookEndpoint = components['schemas']['webhook_endpoint'];
+export type WebhookEndpointHealth = components['schemas']['webhook_endpoint_health'];
 export type Account = components['schemas']['account'];
 export type Error = components['schemas']['error'];
 export type ApiKeyList = components['schemas']['api_key_list'];
@@ -3192,15 +5562,34 @@ export type DisputeList = components['schemas']['dispute_list'];
 export type InvoiceList = components['schemas']['invoice_list'];
 export type DeletedInvoice = components['schemas']['deleted_invoice'];
 export type InstallmentPlanList = components['schemas']['installment_plan_list'];
+export type CustomerSearchResult = components['schemas']['customer_search_result'];
+export type PaymentSearchResult = components['schemas']['payment_search_result'];
+export type InvoiceSearchResult = components['schemas']['invoice_search_result'];
+export type CheckoutSessionSearchResult = components['schemas']['checkout_session_search_result'];
+export type CsvExport = components['schemas']['csv_export'];
+export type ExportRun = components['schemas']['export_run'];
+export type ReportSummary = components['schemas']['report_summary'];
+export type ReportCurrency = components['schemas']['report_currency'];
+export type ReportTotals = components['schemas']['report_totals'];
+export type ReportPeriod = components['schemas']['report_period'];
+export type FraudRule = components['schemas']['fraud_rule'];
+export type FraudRuleList = components['schemas']['fraud_rule_list'];
+export type FraudRuleTrial = components['schemas']['fraud_rule_trial'];
+export type DeletedFraudRule = components['schemas']['deleted_fraud_rule'];
+export type FraudListItem = components['schemas']['fraud_list_item'];
+export type FraudListItemList = components['schemas']['fraud_list_item_list'];
+export type DeletedFraudListItem = components['schemas']['deleted_fraud_list_item'];
+export type AuditEventList = components['schemas']['audit_event_list'];
+export type AuditEvent = components['schemas']['audit_event'];
 export type EmailList = components['schemas']['email_list'];
 export type Email = components['schemas']['email'];
 export type WebhookEndpointWithSecret = components['schemas']['webhook_endpoint_with_secret'];
 export type WebhookEndpointList = components['schemas']['webhook_endpoint_list'];
-export type WebhookEndpoint = components['schemas']['webhook_endpoint'];
 export type DeletedWebhookEndpoint = components['schemas']['deleted_webhook_endpoint'];
 export type WebhookDeliveryList = components['schemas']['webhook_delivery_list'];
 export type WebhookDelivery = components['schemas']['webhook_delivery'];
 export type WebhookDeliveryAttempt = components['schemas']['webhook_delivery_attempt'];
+export type WebhookEndpointStats = components['schemas']['webhook_endpoint_stats'];
 export type EventList = components['schemas']['event_list'];
 export type Event = components['schemas']['event'];
 export type EventTypeList = components['schemas']['event_type_list'];
@@ -3211,11 +5600,11 @@ export type OpenapiDocument = components['schemas']['openapi_document'];
 export type ResponseError_400 = components['responses']['error_400'];
 export type ResponseError_401 = components['responses']['error_401'];
 export type ResponseError_5xx = components['responses']['error_5xx'];
+export type ResponseError_403 = components['responses']['error_403'];
 export type ResponseError_409 = components['responses']['error_409'];
 export type ResponseError_413 = components['responses']['error_413'];
 export type ResponseError_415 = components['responses']['error_415'];
 export type ResponseError_404 = components['responses']['error_404'];
-export type ResponseError_403 = components['responses']['error_403'];
 export type ParameterIdempotencyKey = components['parameters']['IdempotencyKey'];
 export type $defs = Record<string, never>;
 export interface operations {
@@ -3284,6 +5673,7 @@ export interface operations {
             };
             400: components["responses"]["error_400"];
             401: components["responses"]["error_401"];
+            403: components["responses"]["error_403"];
             409: components["responses"]["error_409"];
             413: components["responses"]["error_413"];
             415: components["responses"]["error_415"];
@@ -3325,6 +5715,7 @@ export interface operations {
             };
             400: components["responses"]["error_400"];
             401: components["responses"]["error_401"];
+            403: components["responses"]["error_403"];
             413: components["responses"]["error_413"];
             415: components["responses"]["error_415"];
             default: components["responses"]["error_5xx"];
@@ -3369,7 +5760,55 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Omit for a full key. `"read_only"`, or per resource `"none"`, `"read"` or `"write"` (a resource not named is none): a restricted key. `api_keys`, `audit_events` and `reports` are at most `"read"`.
+                     * @example {
+                     *       "customers": "write",
+                     *       "payments": "read"
+                     *     }
+                     */
+                    permissions?: "read_only" | {
+                        /** @enum {string} */
+                        account?: "none" | "read" | "write";
+                        /** @enum {string} */
+                        api_keys?: "none" | "read" | "write";
+                        /** @enum {string} */
+                        audit_events?: "none" | "read" | "write";
+                        /** @enum {string} */
+                        checkout_sessions?: "none" | "read" | "write";
+                        /** @enum {string} */
+                        customers?: "none" | "read" | "write";
+                        /** @enum {string} */
+                        disputes?: "none" | "read" | "write";
+                        /** @enum {string} */
+                        emails?: "none" | "read" | "write";
+                        /** @enum {string} */
+                        events?: "none" | "read" | "write";
+                        /** @enum {string} */
+                        fraud?: "none" | "read" | "write";
+                        /** @enum {string} */
+                        installment_plans?: "none" | "read" | "write";
+                        /** @enum {string} */
+                        invoices?: "none" | "read" | "write";
+                        /** @enum {string} */
+                        payment_links?: "none" | "read" | "write";
+                        /** @enum {string} */
+                        payments?: "none" | "read" | "write";
+                        /** @enum {string} */
+                        refunds?: "none" | "read" | "write";
+                        /** @enum {string} */
+                        reports?: "none" | "read" | "write";
+                        /** @enum {string} */
+                        test_helpers?: "none" | "read" | "write";
+                        /** @enum {string} */
+                        webhook_endpoints?: "none" | "read" | "write";
+                    };
+                };
+            };
+        };
         responses: {
             /** @description A new API key: the one time `secret` is shown. */
             200: {
@@ -5133,6 +7572,1250 @@ export interface operations {
             default: components["responses"]["error_5xx"];
         };
     };
+    searchCustomers: {
+        parameters: {
+            query: {
+                /** @description How many objects a page holds, 1 to 100. */
+                limit?: number;
+                /** @description The next page: the objects after this id (the last `id` of the previous page). Keeps working after its object is deleted. */
+                starting_after?: string;
+                /** @description The previous page: the objects before this id (the first `id` of the current page). Not with `starting_after`. */
+                ending_before?: string;
+                /** @description The search, in the query language of docs/search.md: `field:value`, `amount>=4000`, `metadata["key"]:"value"`, free text, combined with AND and OR. */
+                query: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of `customer` objects found by a search, newest first. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["customer_search_result"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    searchPayments: {
+        parameters: {
+            query: {
+                /** @description How many objects a page holds, 1 to 100. */
+                limit?: number;
+                /** @description The next page: the objects after this id (the last `id` of the previous page). Keeps working after its object is deleted. */
+                starting_after?: string;
+                /** @description The previous page: the objects before this id (the first `id` of the current page). Not with `starting_after`. */
+                ending_before?: string;
+                /** @description The search, in the query language of docs/search.md: `field:value`, `amount>=4000`, `metadata["key"]:"value"`, free text, combined with AND and OR. */
+                query: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of `payment` objects found by a search, newest first. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["payment_search_result"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    searchInvoices: {
+        parameters: {
+            query: {
+                /** @description How many objects a page holds, 1 to 100. */
+                limit?: number;
+                /** @description The next page: the objects after this id (the last `id` of the previous page). Keeps working after its object is deleted. */
+                starting_after?: string;
+                /** @description The previous page: the objects before this id (the first `id` of the current page). Not with `starting_after`. */
+                ending_before?: string;
+                /** @description The search, in the query language of docs/search.md: `field:value`, `amount>=4000`, `metadata["key"]:"value"`, free text, combined with AND and OR. */
+                query: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of `invoice` objects found by a search, newest first. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["invoice_search_result"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    searchCheckoutSessions: {
+        parameters: {
+            query: {
+                /** @description How many objects a page holds, 1 to 100. */
+                limit?: number;
+                /** @description The next page: the objects after this id (the last `id` of the previous page). Keeps working after its object is deleted. */
+                starting_after?: string;
+                /** @description The previous page: the objects before this id (the first `id` of the current page). Not with `starting_after`. */
+                ending_before?: string;
+                /** @description The search, in the query language of docs/search.md: `field:value`, `amount>=4000`, `metadata["key"]:"value"`, free text, combined with AND and OR. */
+                query: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of `checkout_session` objects found by a search, newest first. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["checkout_session_search_result"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    exportPayments: {
+        parameters: {
+            query?: {
+                /** @description The start of the range, included (Unix seconds, UTC). */
+                created_gte?: number;
+                /** @description The end of the range, excluded (Unix seconds, UTC). */
+                created_lt?: number;
+                /** @description Only the objects with this status (any case). */
+                status?: string;
+                /** @description Only the objects of this customer (payments, invoices, installment parts). */
+                customer?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A CSV file (RFC 4180, UTF-8, CRLF) whose first line names the columns (docs/exports.md). Times are UTC, ISO 8601; every amount is given in the smallest currency unit (`…_cents`) and as a decimal. A cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return is prefixed with `'`. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": components["schemas"]["csv_export"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    createPaymentsExportRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is kept for 24 hours per account, mode and key and replayed (with `Idempotent-Replayed: true`) for a retry with the same method, path and body; the same key with another request is `400 idempotency_key_reused`, and a retry while the first still runs `409 idempotency_key_in_progress`. A random UUID per intended operation is a good key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The start of the range, included (Unix seconds, UTC). */
+                    created_gte?: number;
+                    /** @description The end of the range, excluded (Unix seconds, UTC). */
+                    created_lt?: number;
+                    /** @description Only the objects with this status (any case). */
+                    status?: string;
+                    /** @description Only the objects of this customer (payments, invoices, installment parts). */
+                    customer?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A CSV export run as a job: its file is downloaded from a link that expires. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    /** @description Present on an answer replayed for a retry with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["export_run"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            409: components["responses"]["error_409"];
+            413: components["responses"]["error_413"];
+            415: components["responses"]["error_415"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    retrievePaymentsExportRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the export run (`exr_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A CSV export run as a job: its file is downloaded from a link that expires. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["export_run"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            404: components["responses"]["error_404"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    exportRefunds: {
+        parameters: {
+            query?: {
+                /** @description The start of the range, included (Unix seconds, UTC). */
+                created_gte?: number;
+                /** @description The end of the range, excluded (Unix seconds, UTC). */
+                created_lt?: number;
+                /** @description Only the objects with this status (any case). */
+                status?: string;
+                /** @description Only the objects of this customer (payments, invoices, installment parts). */
+                customer?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A CSV file (RFC 4180, UTF-8, CRLF) whose first line names the columns (docs/exports.md). Times are UTC, ISO 8601; every amount is given in the smallest currency unit (`…_cents`) and as a decimal. A cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return is prefixed with `'`. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": components["schemas"]["csv_export"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    createRefundsExportRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is kept for 24 hours per account, mode and key and replayed (with `Idempotent-Replayed: true`) for a retry with the same method, path and body; the same key with another request is `400 idempotency_key_reused`, and a retry while the first still runs `409 idempotency_key_in_progress`. A random UUID per intended operation is a good key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The start of the range, included (Unix seconds, UTC). */
+                    created_gte?: number;
+                    /** @description The end of the range, excluded (Unix seconds, UTC). */
+                    created_lt?: number;
+                    /** @description Only the objects with this status (any case). */
+                    status?: string;
+                    /** @description Only the objects of this customer (payments, invoices, installment parts). */
+                    customer?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A CSV export run as a job: its file is downloaded from a link that expires. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    /** @description Present on an answer replayed for a retry with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["export_run"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            409: components["responses"]["error_409"];
+            413: components["responses"]["error_413"];
+            415: components["responses"]["error_415"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    retrieveRefundsExportRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the export run (`exr_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A CSV export run as a job: its file is downloaded from a link that expires. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["export_run"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            404: components["responses"]["error_404"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    exportDisputes: {
+        parameters: {
+            query?: {
+                /** @description The start of the range, included (Unix seconds, UTC). */
+                created_gte?: number;
+                /** @description The end of the range, excluded (Unix seconds, UTC). */
+                created_lt?: number;
+                /** @description Only the objects with this status (any case). */
+                status?: string;
+                /** @description Only the objects of this customer (payments, invoices, installment parts). */
+                customer?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A CSV file (RFC 4180, UTF-8, CRLF) whose first line names the columns (docs/exports.md). Times are UTC, ISO 8601; every amount is given in the smallest currency unit (`…_cents`) and as a decimal. A cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return is prefixed with `'`. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": components["schemas"]["csv_export"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    createDisputesExportRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is kept for 24 hours per account, mode and key and replayed (with `Idempotent-Replayed: true`) for a retry with the same method, path and body; the same key with another request is `400 idempotency_key_reused`, and a retry while the first still runs `409 idempotency_key_in_progress`. A random UUID per intended operation is a good key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The start of the range, included (Unix seconds, UTC). */
+                    created_gte?: number;
+                    /** @description The end of the range, excluded (Unix seconds, UTC). */
+                    created_lt?: number;
+                    /** @description Only the objects with this status (any case). */
+                    status?: string;
+                    /** @description Only the objects of this customer (payments, invoices, installment parts). */
+                    customer?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A CSV export run as a job: its file is downloaded from a link that expires. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    /** @description Present on an answer replayed for a retry with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["export_run"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            409: components["responses"]["error_409"];
+            413: components["responses"]["error_413"];
+            415: components["responses"]["error_415"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    retrieveDisputesExportRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the export run (`exr_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A CSV export run as a job: its file is downloaded from a link that expires. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["export_run"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            404: components["responses"]["error_404"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    exportCustomers: {
+        parameters: {
+            query?: {
+                /** @description The start of the range, included (Unix seconds, UTC). */
+                created_gte?: number;
+                /** @description The end of the range, excluded (Unix seconds, UTC). */
+                created_lt?: number;
+                /** @description Only the objects with this status (any case). */
+                status?: string;
+                /** @description Only the objects of this customer (payments, invoices, installment parts). */
+                customer?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A CSV file (RFC 4180, UTF-8, CRLF) whose first line names the columns (docs/exports.md). Times are UTC, ISO 8601; every amount is given in the smallest currency unit (`…_cents`) and as a decimal. A cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return is prefixed with `'`. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": components["schemas"]["csv_export"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    createCustomersExportRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is kept for 24 hours per account, mode and key and replayed (with `Idempotent-Replayed: true`) for a retry with the same method, path and body; the same key with another request is `400 idempotency_key_reused`, and a retry while the first still runs `409 idempotency_key_in_progress`. A random UUID per intended operation is a good key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The start of the range, included (Unix seconds, UTC). */
+                    created_gte?: number;
+                    /** @description The end of the range, excluded (Unix seconds, UTC). */
+                    created_lt?: number;
+                    /** @description Only the objects with this status (any case). */
+                    status?: string;
+                    /** @description Only the objects of this customer (payments, invoices, installment parts). */
+                    customer?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A CSV export run as a job: its file is downloaded from a link that expires. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    /** @description Present on an answer replayed for a retry with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["export_run"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            409: components["responses"]["error_409"];
+            413: components["responses"]["error_413"];
+            415: components["responses"]["error_415"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    retrieveCustomersExportRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the export run (`exr_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A CSV export run as a job: its file is downloaded from a link that expires. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["export_run"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            404: components["responses"]["error_404"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    exportInvoices: {
+        parameters: {
+            query?: {
+                /** @description The start of the range, included (Unix seconds, UTC). */
+                created_gte?: number;
+                /** @description The end of the range, excluded (Unix seconds, UTC). */
+                created_lt?: number;
+                /** @description Only the objects with this status (any case). */
+                status?: string;
+                /** @description Only the objects of this customer (payments, invoices, installment parts). */
+                customer?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A CSV file (RFC 4180, UTF-8, CRLF) whose first line names the columns (docs/exports.md). Times are UTC, ISO 8601; every amount is given in the smallest currency unit (`…_cents`) and as a decimal. A cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return is prefixed with `'`. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": components["schemas"]["csv_export"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    createInvoicesExportRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is kept for 24 hours per account, mode and key and replayed (with `Idempotent-Replayed: true`) for a retry with the same method, path and body; the same key with another request is `400 idempotency_key_reused`, and a retry while the first still runs `409 idempotency_key_in_progress`. A random UUID per intended operation is a good key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The start of the range, included (Unix seconds, UTC). */
+                    created_gte?: number;
+                    /** @description The end of the range, excluded (Unix seconds, UTC). */
+                    created_lt?: number;
+                    /** @description Only the objects with this status (any case). */
+                    status?: string;
+                    /** @description Only the objects of this customer (payments, invoices, installment parts). */
+                    customer?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A CSV export run as a job: its file is downloaded from a link that expires. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    /** @description Present on an answer replayed for a retry with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["export_run"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            409: components["responses"]["error_409"];
+            413: components["responses"]["error_413"];
+            415: components["responses"]["error_415"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    retrieveInvoicesExportRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the export run (`exr_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A CSV export run as a job: its file is downloaded from a link that expires. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["export_run"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            404: components["responses"]["error_404"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    exportInstallmentParts: {
+        parameters: {
+            query?: {
+                /** @description The start of the range, included (Unix seconds, UTC). */
+                created_gte?: number;
+                /** @description The end of the range, excluded (Unix seconds, UTC). */
+                created_lt?: number;
+                /** @description Only the objects with this status (any case). */
+                status?: string;
+                /** @description Only the objects of this customer (payments, invoices, installment parts). */
+                customer?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A CSV file (RFC 4180, UTF-8, CRLF) whose first line names the columns (docs/exports.md). Times are UTC, ISO 8601; every amount is given in the smallest currency unit (`…_cents`) and as a decimal. A cell that starts with `=`, `+`, `-`, `@`, a tab or a carriage return is prefixed with `'`. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": components["schemas"]["csv_export"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    createInstallmentPartsExportRun: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is kept for 24 hours per account, mode and key and replayed (with `Idempotent-Replayed: true`) for a retry with the same method, path and body; the same key with another request is `400 idempotency_key_reused`, and a retry while the first still runs `409 idempotency_key_in_progress`. A random UUID per intended operation is a good key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @description The start of the range, included (Unix seconds, UTC). */
+                    created_gte?: number;
+                    /** @description The end of the range, excluded (Unix seconds, UTC). */
+                    created_lt?: number;
+                    /** @description Only the objects with this status (any case). */
+                    status?: string;
+                    /** @description Only the objects of this customer (payments, invoices, installment parts). */
+                    customer?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description A CSV export run as a job: its file is downloaded from a link that expires. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    /** @description Present on an answer replayed for a retry with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["export_run"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            409: components["responses"]["error_409"];
+            413: components["responses"]["error_413"];
+            415: components["responses"]["error_415"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    retrieveInstallmentPartsExportRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the export run (`exr_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A CSV export run as a job: its file is downloaded from a link that expires. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["export_run"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            404: components["responses"]["error_404"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    retrieveReportSummary: {
+        parameters: {
+            query?: {
+                /** @description The length of each period: `day`, `week` (Monday to Sunday, ISO 8601) or `month` (calendar month). All in UTC. Default `day`. */
+                interval?: "day" | "week" | "month";
+                /** @description The first day of the report, UTC, included. Default: 29 days before `to` (day), the Monday 11 weeks before (week), the first of the month 11 months before (month). */
+                from?: string;
+                /** @description The last day of the report, UTC, included. Default: today (UTC). */
+                to?: string;
+                /** @description Only this currency. Without it, every currency with activity in the range, each reported on its own (never added together). */
+                currency?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Gross volume, refunds, disputes, net and counts per period and currency, read from the rollups (docs/reports.md). */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["report_summary"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    listFraudRules: {
+        parameters: {
+            query?: {
+                /** @description How many objects a page holds, 1 to 100. */
+                limit?: number;
+                /** @description The next page: the objects after this id (the last `id` of the previous page). Keeps working after its object is deleted. */
+                starting_after?: string;
+                /** @description The previous page: the objects before this id (the first `id` of the current page). Not with `starting_after`. */
+                ending_before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of `fraud_rule` objects, newest first. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["fraud_rule_list"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    createFraudRule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is kept for 24 hours per account, mode and key and replayed (with `Idempotent-Replayed: true`) for a retry with the same method, path and body; the same key with another request is `400 idempotency_key_reused`, and a retry while the first still runs `409 idempotency_key_in_progress`. A random UUID per intended operation is a good key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Shown in the dashboard and in the reason recorded on a payment.
+                     * @example Card testing
+                     */
+                    name: string;
+                    /**
+                     * @description `block`: declined before the processor is called; `review`: authorised and held for a person; `allow`: skips block lists and every block and review rule.
+                     * @enum {string}
+                     */
+                    action: "allow" | "block" | "review";
+                    /** @description Every condition must hold for the rule to match (AND). */
+                    conditions: components["schemas"]["fraud_condition"][];
+                    /** @description Default true. A disabled rule is kept but never evaluated. */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description A rule over the attributes of a payment, evaluated on the hosted page before the card is charged (docs/fraud.md). */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    /** @description Present on an answer replayed for a retry with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["fraud_rule"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            409: components["responses"]["error_409"];
+            413: components["responses"]["error_413"];
+            415: components["responses"]["error_415"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    tryFraudRule: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is kept for 24 hours per account, mode and key and replayed (with `Idempotent-Replayed: true`) for a retry with the same method, path and body; the same key with another request is `400 idempotency_key_reused`, and a retry while the first still runs `409 idempotency_key_in_progress`. A random UUID per intended operation is a good key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `block`: declined before the processor is called; `review`: authorised and held for a person; `allow`: skips block lists and every block and review rule.
+                     * @default block
+                     * @enum {string}
+                     */
+                    action?: "allow" | "block" | "review";
+                    /** @description Every condition must hold for the rule to match (AND). */
+                    conditions: components["schemas"]["fraud_condition"][];
+                };
+            };
+        };
+        responses: {
+            /** @description What a draft rule would have matched among the last 30 days of payments of the account and mode. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    /** @description Present on an answer replayed for a retry with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["fraud_rule_trial"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            409: components["responses"]["error_409"];
+            413: components["responses"]["error_413"];
+            415: components["responses"]["error_415"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    retrieveFraudRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the fraud rule (`frl_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A rule over the attributes of a payment, evaluated on the hosted page before the card is charged (docs/fraud.md). */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["fraud_rule"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            404: components["responses"]["error_404"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    deleteFraudRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the fraud rule (`frl_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer of a DELETE: the fraud rule is gone. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["deleted_fraud_rule"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            404: components["responses"]["error_404"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    updateFraudRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the fraud rule (`frl_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Shown in the dashboard and in the reason recorded on a payment.
+                     * @example Card testing
+                     */
+                    name?: string;
+                    /**
+                     * @description `block`: declined before the processor is called; `review`: authorised and held for a person; `allow`: skips block lists and every block and review rule.
+                     * @enum {string}
+                     */
+                    action?: "allow" | "block" | "review";
+                    /** @description Every condition must hold for the rule to match (AND). */
+                    conditions?: components["schemas"]["fraud_condition"][];
+                    /** @description A disabled rule is never evaluated. */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description A rule over the attributes of a payment, evaluated on the hosted page before the card is charged (docs/fraud.md). */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["fraud_rule"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            404: components["responses"]["error_404"];
+            413: components["responses"]["error_413"];
+            415: components["responses"]["error_415"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    listFraudListItems: {
+        parameters: {
+            query?: {
+                /** @description How many objects a page holds, 1 to 100. */
+                limit?: number;
+                /** @description The next page: the objects after this id (the last `id` of the previous page). Keeps working after its object is deleted. */
+                starting_after?: string;
+                /** @description The previous page: the objects before this id (the first `id` of the current page). Not with `starting_after`. */
+                ending_before?: string;
+                /** @description Only entries of this kind. */
+                kind?: "email" | "card_fingerprint" | "card_country" | "client_ip";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of `fraud_list_item` objects, newest first. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["fraud_list_item_list"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    createFraudListItem: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Makes a retry safe: the first answer is kept for 24 hours per account, mode and key and replayed (with `Idempotent-Replayed: true`) for a retry with the same method, path and body; the same key with another request is `400 idempotency_key_reused`, and a retry while the first still runs `409 idempotency_key_in_progress`. A random UUID per intended operation is a good key. */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description `email`, `card_fingerprint`, `card_country` or `client_ip` (an address or a CIDR network).
+                     * @enum {string}
+                     */
+                    kind: "email" | "card_fingerprint" | "card_country" | "client_ip";
+                    /**
+                     * @description What is blocked: `ada@example.com`, `fp_…`, `NG`, `203.0.113.7` or `203.0.113.0/24`.
+                     * @example 203.0.113.0/24
+                     */
+                    value: string;
+                    /** @description Why it is listed (for the team). */
+                    note?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description A block list entry: a payment whose email, card, card country or client address matches is declined before the card is charged (unless an `allow` rule matches). */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    /** @description Present on an answer replayed for a retry with the same `Idempotency-Key`. */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["fraud_list_item"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            409: components["responses"]["error_409"];
+            413: components["responses"]["error_413"];
+            415: components["responses"]["error_415"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    retrieveFraudListItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the block list entry (`fli_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A block list entry: a payment whose email, card, card country or client address matches is declined before the card is charged (unless an `allow` rule matches). */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["fraud_list_item"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            404: components["responses"]["error_404"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    deleteFraudListItem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the block list entry (`fli_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The answer of a DELETE: the fraud list item is gone. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["deleted_fraud_list_item"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            404: components["responses"]["error_404"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
+    listAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description How many objects a page holds, 1 to 100. */
+                limit?: number;
+                /** @description The next page: the objects after this id (the last `id` of the previous page). Keeps working after its object is deleted. */
+                starting_after?: string;
+                /** @description The previous page: the objects before this id (the first `id` of the current page). Not with `starting_after`. */
+                ending_before?: string;
+                /** @description Only the changes made by this user (`usr_…`) or API key (`key_…`). */
+                actor?: string;
+                /** @description Only this action, such as `api_key.rolled` or `team.role_changed`. */
+                action?: string;
+                /** @description Only the changes made at or after this time, Unix seconds. */
+                "created[gte]"?: number;
+                /** @description Only the changes made at or before this time, Unix seconds. */
+                "created[lte]"?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of `audit_event` objects, newest first. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["audit_event_list"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
     listEmails: {
         parameters: {
             query?: {
@@ -5142,10 +8825,10 @@ export interface operations {
                 starting_after?: string;
                 /** @description The previous page: the objects before this id (the first `id` of the current page). Not with `starting_after`. */
                 ending_before?: string;
-                /** @description Only the objects whose `status` is this. `PENDING` until sent (`SENT`) or given up (`FAILED`, with `last_error`). */
-                status?: "PENDING" | "SENT" | "FAILED";
+                /** @description Only the objects whose `status` is this. `PENDING` until it leaves: `SENT` to the mail server of `SMTP_URL`, or `LOGGED` when `SMTP_URL` is unset (written to the service's log, received by nobody); `FAILED` when given up (with `last_error`). */
+                status?: "PENDING" | "SENT" | "LOGGED" | "FAILED";
                 /** @description Only the objects whose `template` is this. Which email it is. */
-                template?: "receipt" | "refund_notice" | "invoice" | "invoice_reminder" | "invitation" | "portal_link" | "installment_failed" | "installment_defaulted";
+                template?: "receipt" | "refund_notice" | "invoice" | "invoice_reminder" | "invitation" | "portal_link" | "installment_failed" | "installment_defaulted" | "webhook_endpoint_failing" | "webhook_endpoint_disabled";
                 /** @description Only the objects whose `related_object` is this. The id of what the email is about: a payment, refund or invoice. */
                 related_object?: string;
                 /** @description Only the objects whose `to` is this. The recipient. */
@@ -5253,9 +8936,22 @@ export interface operations {
                      */
                     url: string;
                     /** @description The event types to send (see `GET /v1/event-types`), or `["*"]` alone for every type. */
-                    enabled_events: ("checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled" | "*")[];
+                    enabled_events: ("checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled" | "payment.review_opened" | "payment.review_closed" | "webhook_endpoint.disabled" | "*")[];
                     /** @description Internal label. */
                     description?: string | null;
+                    /**
+                     * @description Up to 10 headers sent with every delivery and test event (an API gateway's key, say). Values are write-only: every answer shows them masked.
+                     * @example {
+                     *       "X-Gateway-Key": "********"
+                     *     }
+                     */
+                    headers?: {
+                        [key: string]: string;
+                    };
+                    /** @description At most this many deliveries per second to the endpoint, across every worker (1 to 1000); null: as fast as the workers go. Deliveries over the rate wait their turn (retries after an outage too); other endpoints are not slowed. */
+                    rate_limit?: number | null;
+                    /** @description Deliveries about the same object (the event's `data.object.id`) are sent one after the other in event order, each once the one before succeeded or failed for good; other objects flow in parallel. Costs throughput per object, and a failing delivery holds its object's later ones for its retries (about 10.5 hours). */
+                    ordered?: boolean;
                 };
             };
         };
@@ -5358,11 +9054,24 @@ export interface operations {
                      */
                     url?: string;
                     /** @description The event types to send (see `GET /v1/event-types`), or `["*"]` alone for every type. */
-                    enabled_events?: ("checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled" | "*")[];
+                    enabled_events?: ("checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled" | "payment.review_opened" | "payment.review_closed" | "webhook_endpoint.disabled" | "*")[];
                     /** @description Internal label. */
                     description?: string | null;
                     /** @description False pauses deliveries (they wait as PAUSED and go when it is true again). */
                     is_active?: boolean;
+                    /**
+                     * @description Sets the headers named (a value replaces the one stored), removes those given null, keeps the others; at most 10 in all.
+                     * @example {
+                     *       "X-Gateway-Key": "********"
+                     *     }
+                     */
+                    headers?: {
+                        [key: string]: string | null;
+                    };
+                    /** @description At most this many deliveries per second to the endpoint, across every worker (1 to 1000); null: as fast as the workers go. Deliveries over the rate wait their turn (retries after an outage too); other endpoints are not slowed. */
+                    rate_limit?: number | null;
+                    /** @description Deliveries about the same object (the event's `data.object.id`) are sent one after the other in event order, each once the one before succeeded or failed for good; other objects flow in parallel. Costs throughput per object, and a failing delivery holds its object's later ones for its retries (about 10.5 hours). */
+                    ordered?: boolean;
                 };
             };
         };
@@ -5461,6 +9170,35 @@ export interface operations {
             default: components["responses"]["error_5xx"];
         };
     };
+    retrieveWebhookEndpointStats: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The id of the webhook endpoint (`we_…`). */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success rate, attempts and latency of an endpoint's deliveries over 24 hours and 30 days. */
+            200: {
+                headers: {
+                    /** @description The id of this request (`req_…`): quote it when reporting a problem. */
+                    "Request-Id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["webhook_endpoint_stats"];
+                };
+            };
+            400: components["responses"]["error_400"];
+            401: components["responses"]["error_401"];
+            404: components["responses"]["error_404"];
+            default: components["responses"]["error_5xx"];
+        };
+    };
     retryFailedWebhookDeliveries: {
         parameters: {
             query?: never;
@@ -5525,7 +9263,7 @@ export interface operations {
                      * @description The type of the sample event.
                      * @enum {string}
                      */
-                    type: "checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled";
+                    type: "checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled" | "payment.review_opened" | "payment.review_closed" | "webhook_endpoint.disabled";
                 };
             };
         };
@@ -5562,7 +9300,7 @@ export interface operations {
                 /** @description The previous page: the objects before this id (the first `id` of the current page). Not with `starting_after`. */
                 ending_before?: string;
                 /** @description Only the events of this type. */
-                type?: "checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled";
+                type?: "checkout.session.completed" | "checkout.session.expired" | "payment.succeeded" | "payment.failed" | "payment.refunded" | "invoice.paid" | "invoice.sent" | "refund.created" | "refund.updated" | "dispute.created" | "dispute.updated" | "dispute.closed" | "invoice.created" | "invoice.updated" | "invoice.deleted" | "invoice.finalized" | "invoice.voided" | "invoice.marked_uncollectible" | "installment_plan.created" | "installment_plan.completed" | "installment_plan.defaulted" | "installment_plan.cancelled" | "payment.review_opened" | "payment.review_closed" | "webhook_endpoint.disabled";
                 /** @description Only the events created at or after this time, Unix seconds. */
                 "created[gte]"?: number;
                 /** @description Only the events created at or before this time, Unix seconds. */
@@ -5745,7 +9483,7 @@ export interface operations {
                 "application/json": {
                     card?: string;
                     /** @enum {string} */
-                    scenario?: "succeeded" | "declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "lost_card" | "stolen_card" | "requires_3ds" | "requires_3ds_then_success" | "requires_3ds_then_failure" | "disputed" | "refund_fails";
+                    scenario?: "succeeded" | "declined" | "insufficient_funds" | "expired_card" | "incorrect_cvc" | "lost_card" | "stolen_card" | "requires_3ds" | "requires_3ds_then_success" | "requires_3ds_then_failure" | "disputed" | "refund_fails" | "refund_pending";
                     email?: string;
                     name?: string;
                 };
@@ -5945,39 +9683,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description A checkout session moved to COMPLETE.
-                     * @constant
-                     */
-                    type: "checkout.session.completed";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["checkout_session"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.checkout.session.completed"];
             };
         };
         responses: {
@@ -6008,39 +9714,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description A checkout session moved to EXPIRED, by auto-expiry or by the expire call.
-                     * @constant
-                     */
-                    type: "checkout.session.expired";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["checkout_session"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.checkout.session.expired"];
             };
         };
         responses: {
@@ -6071,39 +9745,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description A payment became SUCCEEDED (checkout, invoice, installment and payment link payments).
-                     * @constant
-                     */
-                    type: "payment.succeeded";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["payment"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.payment.succeeded"];
             };
         };
         responses: {
@@ -6134,39 +9776,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description A charge was declined.
-                     * @constant
-                     */
-                    type: "payment.failed";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["payment"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.payment.failed"];
             };
         };
         responses: {
@@ -6197,39 +9807,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description A full or partial refund was processed.
-                     * @constant
-                     */
-                    type: "payment.refunded";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["payment"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.payment.refunded"];
             };
         };
         responses: {
@@ -6260,39 +9838,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description An invoice reached amount_due_cents = 0.
-                     * @constant
-                     */
-                    type: "invoice.paid";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["invoice"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.invoice.paid"];
             };
         };
         responses: {
@@ -6323,39 +9869,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description An invoice was delivered to the customer (email and hosted URL active).
-                     * @constant
-                     */
-                    type: "invoice.sent";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["invoice"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.invoice.sent"];
             };
         };
         responses: {
@@ -6386,39 +9900,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description A refund was requested: it is PENDING until the processor answers.
-                     * @constant
-                     */
-                    type: "refund.created";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["refund"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.refund.created"];
             };
         };
         responses: {
@@ -6449,39 +9931,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description A refund's status changed (SUCCEEDED, FAILED or CANCELLED).
-                     * @constant
-                     */
-                    type: "refund.updated";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["refund"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.refund.updated"];
             };
         };
         responses: {
@@ -6512,39 +9962,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description A payment was disputed by the cardholder (a chargeback).
-                     * @constant
-                     */
-                    type: "dispute.created";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["dispute"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.dispute.created"];
             };
         };
         responses: {
@@ -6575,39 +9993,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description A dispute's evidence or status changed.
-                     * @constant
-                     */
-                    type: "dispute.updated";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["dispute"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.dispute.updated"];
             };
         };
         responses: {
@@ -6638,39 +10024,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description A dispute was decided: WON or LOST.
-                     * @constant
-                     */
-                    type: "dispute.closed";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["dispute"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.dispute.closed"];
             };
         };
         responses: {
@@ -6701,39 +10055,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description An invoice was created as a DRAFT.
-                     * @constant
-                     */
-                    type: "invoice.created";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["invoice"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.invoice.created"];
             };
         };
         responses: {
@@ -6764,39 +10086,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description A DRAFT invoice was edited, or a payment reduced the amount due of an invoice that is not yet paid.
-                     * @constant
-                     */
-                    type: "invoice.updated";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["invoice"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.invoice.updated"];
             };
         };
         responses: {
@@ -6827,39 +10117,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description A DRAFT invoice was deleted.
-                     * @constant
-                     */
-                    type: "invoice.deleted";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["invoice"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.invoice.deleted"];
             };
         };
         responses: {
@@ -6890,39 +10148,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description An invoice moved from DRAFT to OPEN and received its number.
-                     * @constant
-                     */
-                    type: "invoice.finalized";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["invoice"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.invoice.finalized"];
             };
         };
         responses: {
@@ -6953,39 +10179,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description An invoice moved to VOID: it accepts no payment.
-                     * @constant
-                     */
-                    type: "invoice.voided";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["invoice"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.invoice.voided"];
             };
         };
         responses: {
@@ -7016,39 +10210,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description An invoice moved to UNCOLLECTIBLE (it can still be paid).
-                     * @constant
-                     */
-                    type: "invoice.marked_uncollectible";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["invoice"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.invoice.marked_uncollectible"];
             };
         };
         responses: {
@@ -7079,39 +10241,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description A payer chose an installment plan and its first part was paid: the plan is ACTIVE.
-                     * @constant
-                     */
-                    type: "installment_plan.created";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["installment_plan"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.installment_plan.created"];
             };
         };
         responses: {
@@ -7142,39 +10272,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description The last part of an installment plan was paid: the plan is COMPLETED.
-                     * @constant
-                     */
-                    type: "installment_plan.completed";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["installment_plan"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.installment_plan.completed"];
             };
         };
         responses: {
@@ -7205,39 +10303,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description A part of an installment plan failed its last retry: the plan is DEFAULTED and its unpaid parts CANCELLED.
-                     * @constant
-                     */
-                    type: "installment_plan.defaulted";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["installment_plan"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
-                };
+                "application/json": components["schemas"]["event.installment_plan.defaulted"];
             };
         };
         responses: {
@@ -7268,39 +10334,100 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": {
-                    /**
-                     * @description Unique identifier of the event, prefix `evt_`.
-                     * @example evt_01m89emrkt0006k689spej1tdy0e8
-                     */
-                    id: string;
-                    /**
-                     * @description Always `event`.
-                     * @constant
-                     */
-                    object: "event";
-                    /** @description True for an object of live mode (made with an `sk_live_` key), false for test mode. Test and live data never mix. */
-                    livemode: boolean;
-                    /**
-                     * @description An installment plan was cancelled: its unpaid parts are CANCELLED.
-                     * @constant
-                     */
-                    type: "installment_plan.cancelled";
-                    /**
-                     * @description The version of the objects in `data`, a date `YYYY-MM-DD`.
-                     * @example 2026-11-01
-                     */
-                    api_version: string;
-                    /** @description The resource concerned, in full, as the API showed it when the event happened. */
-                    data: {
-                        object: components["schemas"]["installment_plan"];
-                    };
-                    /**
-                     * @description When the object was created. Unix time in seconds.
-                     * @example 1795233990
-                     */
-                    created: number;
+                "application/json": components["schemas"]["event.installment_plan.cancelled"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 seconds acknowledges the delivery. Anything else (another status, a redirect, a timeout) fails the attempt: 7 attempts in all over about 10.5 hours. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
                 };
+                content?: never;
+            };
+        };
+    };
+    "webhook.payment.review_opened": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `t=<unix seconds>,v1=<hex>`: `v1` is the lowercase hex HMAC-SHA256, keyed by the endpoint's whole `whsec_…` secret, of `"<t>.<raw body>"`, computed afresh for each attempt. For 24 hours after a rotation it carries two `v1` entries, the new secret's first. Verify it over the raw bytes received and refuse a `t` more than 5 minutes from your clock. */
+                "Service-Signature": string;
+                /** @description The event id (`evt_…`): the same on every retry and resend, to drop duplicates by. */
+                "Service-Event-Id": string;
+                /** @description The delivery id (`wd_…`): a resend is a new delivery. */
+                "Service-Delivery-Id": string;
+                /** @description The sender. */
+                "User-Agent": "payments-service-webhooks/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event.payment.review_opened"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 seconds acknowledges the delivery. Anything else (another status, a redirect, a timeout) fails the attempt: 7 attempts in all over about 10.5 hours. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.payment.review_closed": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `t=<unix seconds>,v1=<hex>`: `v1` is the lowercase hex HMAC-SHA256, keyed by the endpoint's whole `whsec_…` secret, of `"<t>.<raw body>"`, computed afresh for each attempt. For 24 hours after a rotation it carries two `v1` entries, the new secret's first. Verify it over the raw bytes received and refuse a `t` more than 5 minutes from your clock. */
+                "Service-Signature": string;
+                /** @description The event id (`evt_…`): the same on every retry and resend, to drop duplicates by. */
+                "Service-Event-Id": string;
+                /** @description The delivery id (`wd_…`): a resend is a new delivery. */
+                "Service-Delivery-Id": string;
+                /** @description The sender. */
+                "User-Agent": "payments-service-webhooks/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event.payment.review_closed"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx within 10 seconds acknowledges the delivery. Anything else (another status, a redirect, a timeout) fails the attempt: 7 attempts in all over about 10.5 hours. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook.webhook_endpoint.disabled": {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description `t=<unix seconds>,v1=<hex>`: `v1` is the lowercase hex HMAC-SHA256, keyed by the endpoint's whole `whsec_…` secret, of `"<t>.<raw body>"`, computed afresh for each attempt. For 24 hours after a rotation it carries two `v1` entries, the new secret's first. Verify it over the raw bytes received and refuse a `t` more than 5 minutes from your clock. */
+                "Service-Signature": string;
+                /** @description The event id (`evt_…`): the same on every retry and resend, to drop duplicates by. */
+                "Service-Event-Id": string;
+                /** @description The delivery id (`wd_…`): a resend is a new delivery. */
+                "Service-Delivery-Id": string;
+                /** @description The sender. */
+                "User-Agent": "payments-service-webhooks/1.0";
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["event.webhook_endpoint.disabled"];
             };
         };
         responses: {

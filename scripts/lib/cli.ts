@@ -2,7 +2,7 @@
 // usage, exit codes (0 done or --help, 1 failed, 2 wrong arguments), and the database they work on.
 import { parseArgs, type ParseArgsOptionsConfig } from 'node:util';
 import type { Config } from '../../src/config.ts';
-import { connect, ensureDatabase, type Sql } from '../../src/db/sql.ts';
+import { connect, ensureDatabase, requireDatabase, type Sql } from '../../src/db/sql.ts';
 import { StartupError } from '../../src/lib/dependencies.ts';
 import { resolveLocalServices } from '../../src/ops/local-services.ts';
 
@@ -37,16 +37,22 @@ export function parseCommandLine<T extends ParseArgsOptionsConfig>(usage: string
 }
 
 /**
- * Runs `work` on the project's database (created when missing): DATABASE_URL, else
- * PostgreSQL on 127.0.0.1:5432, else the embedded PostgreSQL of `npm start` (src/ops/local-services.ts):
- * the running one, or started for this command and stopped when it ends, with one line on stderr.
+ * Runs `work` on the project's database: DATABASE_URL, else PostgreSQL on 127.0.0.1:5432, else the
+ * embedded PostgreSQL of `npm start` (src/ops/local-services.ts): the running one, or started for
+ * this command and stopped when it ends, with one line on stderr. A missing database is created
+ * (and said on stderr) outside production; in production only by `npm run migrate` (`create`),
+ * every other command refusing with one line, as the web and worker processes do.
  */
-export async function withDatabase<T>(config: Config, work: (sql: Sql) => Promise<T>): Promise<T> {
+export async function withDatabase<T>(config: Config, work: (sql: Sql) => Promise<T>, opts: { create?: boolean } = {}): Promise<T> {
   const say = (line: string, owned: boolean) => process.stderr.write(`${line}${owned ? '; it stops when this command ends' : ''}\n`);
   const local = await resolveLocalServices({ ...config, role: 'command', say });
   try {
-    await ensureDatabase(local.databaseUrl);
-    const sql = connect(local.databaseUrl, 1);
+    if (opts.create || !config.production) {
+      if (await ensureDatabase(local.databaseUrl)) process.stderr.write(`created the database ${databaseLabel(local.databaseUrl)}\n`);
+    } else {
+      await requireDatabase(local.databaseUrl);
+    }
+    const sql = connect(local.databaseUrl, 1, undefined, config.dbSession);
     try {
       return await work(sql);
     } finally {
@@ -55,6 +61,12 @@ export async function withDatabase<T>(config: Config, work: (sql: Sql) => Promis
   } finally {
     await local.stop();
   }
+}
+
+/** "payments on 127.0.0.1:5432": a database URL without its credentials. */
+function databaseLabel(url: string): string {
+  const u = new URL(url);
+  return `"${decodeURIComponent(u.pathname.slice(1))}" on ${u.hostname}:${u.port || 5432}`;
 }
 
 /** Ends the script: exit 0, or one line on stderr and exit 1. */

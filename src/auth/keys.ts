@@ -1,3 +1,4 @@
+import type { KeyPermissions } from './scopes.ts';
 import { createHash, randomInt } from 'node:crypto';
 import type { Db, Sql } from '../db/sql.ts';
 import { newId } from '../lib/ids.ts';
@@ -46,7 +47,7 @@ export async function getBranding(sql: Db, accountId: string): Promise<AccountBr
 }
 
 /** Sets the given fields of the account's branding (undefined: left as it is). */
-export async function setBranding(sql: Sql, accountId: string, changes: Partial<AccountBranding>): Promise<void> {
+export async function setBranding(sql: Db, accountId: string, changes: Partial<AccountBranding>): Promise<void> {
   const columns = ['business_name', 'support_email', 'brand_color', 'logo_url'] as const;
   const set = Object.fromEntries(columns.filter((c) => changes[c] !== undefined).map((c) => [c, changes[c]]));
   if (Object.keys(set).length === 0) return;
@@ -81,12 +82,12 @@ export async function createApiKey(sql: Sql, accountId: string, mode: Mode): Pro
 }
 
 /** Inserts a new key; answers its id and its secret (the only time the secret exists outside the caller). */
-export async function insertApiKey(sql: Db, accountId: string, mode: Mode): Promise<{ id: string; secret: string }> {
+export async function insertApiKey(sql: Db, accountId: string, mode: Mode, permissions: KeyPermissions | null = null): Promise<{ id: string; secret: string }> {
   const secret = generateKey(mode);
   const id = newId('key');
   await sql`
-    insert into api_keys (id, account_id, livemode, key_hash, last4)
-    values (${id}, ${accountId}, ${mode === 'live'}, ${hashKey(secret)}, ${secret.slice(-4)})`;
+    insert into api_keys (id, account_id, livemode, key_hash, last4, permissions)
+    values (${id}, ${accountId}, ${mode === 'live'}, ${hashKey(secret)}, ${secret.slice(-4)}, ${permissions === null ? null : sql.json(permissions as never)})`;
   return { id, secret };
 }
 
@@ -95,14 +96,16 @@ export interface KeyMatch {
   owner: Owner;
   keyId: string;
   expiresAt: Date | null;
+  /** null: a full key; else what the restricted key may do (scopes.ts). */
+  permissions: KeyPermissions | null;
 }
 
 /** The key's owner, unless it is unknown, revoked or past its `expires_at`. */
 export async function findKey(sql: Sql, key: string): Promise<KeyMatch | null> {
-  const [row] = await sql<{ id: string; account_id: string; livemode: boolean; expires_at: Date | null }[]>`
-    select id, account_id, livemode, expires_at from api_keys
+  const [row] = await sql<{ id: string; account_id: string; livemode: boolean; expires_at: Date | null; permissions: KeyPermissions | null }[]>`
+    select id, account_id, livemode, expires_at, permissions from api_keys
     where key_hash = ${hashKey(key)} and revoked_at is null and (expires_at is null or expires_at > now())`;
-  return row ? { owner: { accountId: row.account_id, livemode: row.livemode }, keyId: row.id, expiresAt: row.expires_at } : null;
+  return row ? { owner: { accountId: row.account_id, livemode: row.livemode }, keyId: row.id, expiresAt: row.expires_at, permissions: row.permissions } : null;
 }
 
 export async function findKeyOwner(sql: Sql, key: string): Promise<Owner | null> {

@@ -1,8 +1,10 @@
 import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import type { AuditActor } from '../audit/store.ts';
 import type { Sql } from '../db/sql.ts';
 import { ApiError } from '../lib/errors.ts';
 import { findKey, KEY_PATTERN, type KeyMatch } from './keys.ts';
+import { checkScope } from './scopes.ts';
 import { touchKey } from './store.ts';
 
 const MAX_CACHED = 10_000;
@@ -10,6 +12,15 @@ const MAX_CACHED = 10_000;
 const TOUCH_EVERY_MS = 60_000;
 
 const callingKeys = new WeakMap<Request, string>();
+const callingLabels = new WeakMap<Request, string>();
+
+/**
+ * Who an API request acts as, for the audit log (issue 25): the key's id and its redacted form
+ * (`sk_test_…x9Qe`), never the secret, and the client's address.
+ */
+export function apiActor(req: Request): AuditActor {
+  return { type: 'api_key', id: callingKeys.get(req) ?? 'unknown', label: callingLabels.get(req) ?? 'sk_…', ip: req.ip ?? null };
+}
 
 /** The id of the API key that authenticated this request (set by `authenticate`). */
 export function callingKeyId(req: Request): string | undefined {
@@ -63,7 +74,10 @@ export function authenticate(sql: Sql, ttlMs: number, log?: Logger): RequestHand
     }
     req.auth = found.owner;
     callingKeys.set(req, found.keyId);
+    callingLabels.set(req, `${key.slice(0, 8)}…${key.slice(-4)}`);
     touch(found.keyId);
+    // A restricted key: every route checks its resource and method here, before any router runs.
+    if (found.permissions) checkScope(found.permissions, req.method, req.path);
     next();
   };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { created, livemode, nullableUnixTime, objectId, objectName } from '../lib/objects.ts';
 import { unix } from '../lib/time.ts';
+import { ACCESS } from './scopes.ts';
 import type { ApiKeyRow } from './store.ts';
 
 const apiKeyShape = {
@@ -12,6 +13,10 @@ const apiKeyShape = {
   last_used: nullableUnixTime('When the key last made a request (updated at most about once a minute).'),
   expires_at: nullableUnixTime('When a rolled key stops working.'),
   revoked_at: nullableUnixTime('When the key was revoked.'),
+  permissions: z
+    .record(z.string(), z.enum(ACCESS))
+    .nullable()
+    .meta({ description: 'null: a full key. A restricted key: `none`, `read` or `write` per resource; every route refuses it (403) outside them.' }),
 };
 
 /** The api_key object: never the secret (only its last four characters). */
@@ -40,6 +45,7 @@ export function presentApiKey(row: ApiKeyRow): ApiKey {
     last_used: row.last_used_at ? unix(row.last_used_at) : null,
     expires_at: row.expires_at ? unix(row.expires_at) : null,
     revoked_at: row.revoked_at ? unix(row.revoked_at) : null,
+    permissions: row.permissions as Record<string, (typeof ACCESS)[number]> | null,
   };
 }
 

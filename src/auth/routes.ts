@@ -1,3 +1,4 @@
+import { permissionsOf } from './scopes.ts';
 import { Router, type Request, type RequestHandler } from 'express';
 import { ApiError, resourceMissing } from '../lib/errors.ts';
 import { parseListQuery, toList } from '../lib/pagination.ts';
@@ -6,10 +7,10 @@ import { pathId, validate } from '../lib/validate.ts';
 import type { Services } from '../services.ts';
 import type { Owner } from '../lib/owner.ts';
 import { getBranding } from './keys.ts';
-import { callingKeyId } from './middleware.ts';
+import { apiActor, callingKeyId } from './middleware.ts';
 import { presentApiKey, presentNewApiKey, type Account } from './presenter.ts';
 import { CreateApiKey, ListApiKeys, RevokeApiKey, RollApiKey, UpdateAccount } from './schema.ts';
-import { createKey, revokeKey, rollKey, updateAccount, type KeyCaller } from './service.ts';
+import { assertLiveSettings, createKey, revokeKey, rollKey, updateAccount, type KeyCaller } from './service.ts';
 import * as store from './store.ts';
 
 export function accountRouter(s: Services): Router {
@@ -36,9 +37,11 @@ export function accountRouter(s: Services): Router {
     res.json(await present(req.auth));
   });
 
+  // Live keys only (issue 21): a test key is refused before its body is read.
   const update: RequestHandler = async (req, res) => {
+    assertLiveSettings(req.auth);
     const input = validate(UpdateAccount, req.body);
-    await updateAccount(s.sql, req.auth, input, req.log);
+    await updateAccount(s.sql, req.auth, input, req.log, apiActor(req));
     res.json(await present(req.auth));
   };
   r.post('/', update);
@@ -55,7 +58,7 @@ export function apiKeysRouter(s: Services): Router {
   const { sql } = s;
   const r = Router();
   const keyId = (id: string) => pathId('key', 'api_key', id);
-  const caller = (req: Request): KeyCaller => ({ log: req.log, keyId: callingKeyId(req) });
+  const caller = (req: Request): KeyCaller => ({ log: req.log, keyId: callingKeyId(req), actor: apiActor(req) });
 
   r.use((req, _res, next) => {
     if (req.method === 'POST' && req.get('Idempotency-Key') !== undefined) {
@@ -73,8 +76,8 @@ export function apiKeysRouter(s: Services): Router {
   });
 
   r.post('/', async (req, res) => {
-    validate(CreateApiKey, req.body);
-    const { row, secret } = await createKey(sql, req.auth, caller(req));
+    const input = validate(CreateApiKey, req.body ?? {});
+    const { row, secret } = await createKey(sql, req.auth, caller(req), permissionsOf(input.permissions));
     res.json(presentNewApiKey(row, secret));
   });
 

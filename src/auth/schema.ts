@@ -1,3 +1,4 @@
+import { PermissionsInput } from './scopes.ts';
 import { z } from 'zod';
 import { listQuerySchema } from '../lib/pagination.ts';
 import { businessNameProblem } from './keys.ts';
@@ -6,7 +7,7 @@ import { businessNameProblem } from './keys.ts';
 export const ROLL_OVERLAP_MAX_SECONDS = 7 * 24 * 3600;
 
 /** POST /v1/api-keys takes no parameters: a key has no name or scope (spec 5.6). */
-export const CreateApiKey = z.strictObject({});
+export const CreateApiKey = z.strictObject({ permissions: PermissionsInput });
 
 /** POST /v1/api-keys/:id/roll: how long the old key keeps working (default 0: it ends now). */
 export const RollApiKey = z.strictObject({

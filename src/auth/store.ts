@@ -1,3 +1,4 @@
+import type { KeyPermissions } from './scopes.ts';
 import type { Db, Sql } from '../db/sql.ts';
 import { keyset, type PageParams } from '../lib/pagination.ts';
 import type { Owner } from '../lib/owner.ts';
@@ -13,12 +14,14 @@ export interface ApiKeyRow {
   last_used_at: Date | null;
   expires_at: Date | null;
   revoked_at: Date | null;
+  /** null: full; else the restricted key's access per resource. */
+  permissions: KeyPermissions | null;
 }
 
-const COLUMNS = ['id', 'account_id', 'livemode', 'last4', 'created_at', 'last_used_at', 'expires_at', 'revoked_at'];
+const COLUMNS = ['id', 'account_id', 'livemode', 'last4', 'created_at', 'last_used_at', 'expires_at', 'revoked_at', 'permissions'];
 
-export async function createKey(sql: Db, o: Owner): Promise<{ row: ApiKeyRow; secret: string }> {
-  const { id, secret } = await insertApiKey(sql, o.accountId, o.livemode ? 'live' : 'test');
+export async function createKey(sql: Db, o: Owner, permissions: KeyPermissions | null = null): Promise<{ row: ApiKeyRow; secret: string }> {
+  const { id, secret } = await insertApiKey(sql, o.accountId, o.livemode ? 'live' : 'test', permissions);
   return { row: (await findApiKey(sql, o, id))!, secret };
 }
 
@@ -48,7 +51,7 @@ export function endedProblem(row: ApiKeyRow, now = new Date()): string | null {
  * within API_KEY_CACHE_SECONDS). Answers the revoked row; undefined when nothing was revoked (a
  * key of another account or mode, or one that had already ended).
  */
-export async function revokeApiKey(sql: Sql, o: Owner, id: string): Promise<ApiKeyRow | undefined> {
+export async function revokeApiKey(sql: Db, o: Owner, id: string): Promise<ApiKeyRow | undefined> {
   const [row] = await sql<ApiKeyRow[]>`
     update api_keys set revoked_at = now()
     where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode}
@@ -67,6 +70,8 @@ export async function rollApiKey(
   o: Owner,
   id: string,
   expiresIn: number,
+  /** Runs in the roll's transaction once the new key is made (the audit event). */
+  then: (tx: Db, made: ApiKeyRow) => Promise<unknown> = async () => {},
 ): Promise<'missing' | { problem: string } | { row: ApiKeyRow; secret: string }> {
   return sql.begin(async (tx) => {
     const [old] = await tx<ApiKeyRow[]>`
@@ -77,7 +82,10 @@ export async function rollApiKey(
     if (problem) return { problem };
     if (old.expires_at) return { problem: 'This API key was already rolled: roll or revoke its replacement instead.' };
     await tx`update api_keys set expires_at = now() + make_interval(secs => ${expiresIn}) where id = ${id}`;
-    return createKey(tx, o);
+    // The replacement has the same permissions: rolling never widens a restricted key.
+    const made = await createKey(tx, o, old.permissions);
+    await then(tx, made.row);
+    return made;
   }) as Promise<'missing' | { problem: string } | { row: ApiKeyRow; secret: string }>;
 }
 

@@ -61,10 +61,17 @@ async function branding(s: Services, res: Response, row: SessionRow): Promise<Pa
   return brand;
 }
 
-/** A live session while live payments are off: a page with no form (503: the merchant's setup, not the payer's input), in the merchant's branding. */
-export async function refuseLivePayment(s: Services, res: Response, row: SessionRow): Promise<void> {
-  html(res, 503, views.livePaymentsOffPage(row, await branding(s, res, row)));
+/**
+ * A live session while live payments are off: a page with no form, in the merchant's branding. It
+ * is the merchant's setup, not an outage (issue 21): reading the page answers 200 and a post 409,
+ * never a 5xx that would page whoever watches the service.
+ */
+export async function refuseLivePayment(s: Services, req: Request, res: Response, row: SessionRow): Promise<void> {
+  html(res, offStatus(req), views.livePaymentsOffPage(row, await branding(s, res, row)));
 }
+
+/** The status of a page that cannot be used because of the merchant's setup (live payments off): 200 to read it, 409 to a post. */
+export const offStatus = (req: Request): number => (req.method === 'POST' ? 409 : 200);
 export const LIVE_OFF_MESSAGE = 'This merchant cannot take live payments yet. Nothing was charged.';
 
 export function elementPages(c: ElementContext) {
@@ -105,6 +112,8 @@ export function elementPages(c: ElementContext) {
         return res.status(200).json({ redirect: c.successRedirect(result.session) });
       case 'refused':
         return res.status(409).json({ error: result.message });
+      case 'declined': // blocked by a fraud rule before the browser confirms (docs/fraud.md)
+        return res.status(402).json({ error: result.payment.failure_message });
       case 'in_progress':
         return res.status(409).json({ error: views.IN_PROGRESS });
       default:
@@ -118,7 +127,7 @@ export function elementPages(c: ElementContext) {
     r.post('/:id/element/prepare', c.security, c.form, c.page(async (req, res, row) => {
       if (row.status !== 'OPEN') return res.status(409).json({ redirect: c.here(row) });
       const processor = c.processorOf(row);
-      if (!processor) return res.status(503).json({ error: LIVE_OFF_MESSAGE });
+      if (!processor) return res.status(409).json({ error: LIVE_OFF_MESSAGE });
       if (processor.collectsCard !== 'element' || !row.payment_intent_id) return res.status(409).json({ redirect: c.here(row) });
       if (!(await c.csrf.verify(req, row.id))) return res.status(403).json({ error: 'This page has expired. Reload it and try again.' });
       // Counted like the card form's posts, before any check, so that every press counts.
@@ -130,7 +139,7 @@ export function elementPages(c: ElementContext) {
       const email = str((req.body as Record<string, unknown> | undefined)?.email).trim();
       const badEmail = emailProblem(email);
       if (badEmail) return res.status(400).json({ field: 'email', error: badEmail });
-      prepared(res, await startElementAttempt(s, processor, row, email, req.log), row);
+      prepared(res, await startElementAttempt(s, processor, row, email, req.log, { ip: clientAddress(req) }), row);
     }, ['email']));
 
     r.get('/:id/element/return', c.security, c.page(async (req, res, row) => {

@@ -8,7 +8,6 @@ import { presentSession } from './presenter.ts';
 import * as store from './store.ts';
 import type { Owner, SessionRow } from './store.ts';
 import { ownerOf } from '../lib/owner.ts';
-import { unscheduleExpiry } from './jobs.ts';
 import { processorFor } from '../processor/select.ts';
 
 /**
@@ -48,8 +47,9 @@ export async function expireInTx(tx: Tx, s: Services, o: Owner, id: string, dueA
   const abandoned = await payments.failAbandoned(
     tx.sql, o, id, 'session_expired', 'The checkout session expired before this payment was finished.',
   );
-  for (const p of abandoned) await recordEvent(tx, o.accountId, 'payment.failed', presentPayment(p, s.config.checkoutUrl));
-  await recordEvent(tx, o.accountId, 'checkout.session.expired', presentSession(row, s.config.checkoutUrl));
+  for (const p of abandoned) await recordEvent(tx, s, o.accountId, 'payment.failed', presentPayment(p, s.config.checkoutUrl));
+  await recordEvent(tx, s, o.accountId, 'checkout.session.expired', presentSession(row, s.config.checkoutUrl));
+  tx.afterCommit(() => s.metrics.checkoutSessions('expired', o.livemode));
   // Not awaited: a slow processor must not hold the hooks after it (the expiry job's unschedule).
   if (row.payment_intent_id) tx.afterCommit(() => void cancelExpiredIntent(s, row, s.log));
   return row;
@@ -73,23 +73,17 @@ export async function expireIfDue(s: Services, o: Owner, id: string, log: Logger
 export async function expireOnRead(s: Services, row: SessionRow, log: Logger): Promise<SessionRow> {
   if (row.status !== 'OPEN' || row.expires_at.getTime() > Date.now()) return row;
   const o = ownerOf(row);
-  const expired = await withTx(s, log, async (tx) => {
-    const r = await expireInTx(tx, s, o, row.id, new Date());
-    if (r) tx.afterCommit(() => unscheduleExpiry(s, row.id));
-    return r;
-  });
+  const expired = await withTx(s, log, (tx) => expireInTx(tx, s, o, row.id, new Date()));
   return expired ?? (await store.findSession(s.sql, o, row.id)) ?? row;
 }
 
 /**
  * Expires, in one transaction, up to `limit` OPEN sessions of any account that are past
- * expires_at by `dueBefore`, each with its event (one insert for all of them). When many sessions
- * come due together, the first jobs to run expire the others in batches; the jobs made pointless
- * are left to run and end after one primary-key read. Removing them instead costs far more: a
- * job already promoted to the wait list is removed with an LREM that scans the whole list, and a
- * burst of 100,000 sessions kept Redis busy for minutes that way.
+ * expires_at by `dueBefore` (null: the database's clock now), each with its event (one insert for
+ * all of them). Rows locked by another sweeper or a payment are skipped (SKIP LOCKED), so several
+ * worker processes can sweep side by side.
  */
-export async function expireDueBatch(s: Services, log: Logger, dueBefore: Date, limit: number): Promise<SessionRow[]> {
+export async function expireDueBatch(s: Services, log: Logger, dueBefore: Date | null, limit: number): Promise<SessionRow[]> {
   return withTx(s, log, async (tx) => {
     const rows = await store.markDueExpired(tx.sql, dueBefore, limit);
     if (rows.length === 0) return rows;
@@ -97,21 +91,23 @@ export async function expireDueBatch(s: Services, log: Logger, dueBefore: Date, 
     const abandoned = await payments.failAbandonedOfSessions(
       tx.sql, ids, 'session_expired', 'The checkout session expired before this payment was finished.',
     );
-    await recordEvents(tx, [
+    await recordEvents(tx, s, [
       ...abandoned.map((p) => ({ accountId: p.account_id, type: 'payment.failed' as const, object: presentPayment(p, s.config.checkoutUrl) })),
       ...rows.map((r) => ({ accountId: r.account_id, type: 'checkout.session.expired' as const, object: presentSession(r, s.config.checkoutUrl) })),
     ]);
+    const live = rows.filter((r) => r.livemode).length;
+    tx.afterCommit(() => (s.metrics.checkoutSessions('expired', true, live), s.metrics.checkoutSessions('expired', false, rows.length - live)));
     const withIntent = rows.filter((r) => r.payment_intent_id);
     if (withIntent.length) tx.afterCommit(() => void Promise.all(withIntent.map((r) => cancelExpiredIntent(s, r, log))));
     return rows;
   });
 }
 
-/** How long past expires_at the reconciler leaves a session to its own job before stepping in. */
+/** How long past expires_at the reconciler leaves a session to the sweeper before stepping in. */
 export const RECONCILE_GRACE_MS = 5_000;
 const RECONCILE_BATCH = 500;
 
-/** Expires OPEN sessions past their expires_at whose job was lost (Redis flushed, job failed for good). */
+/** Expires OPEN sessions past their expires_at that the sweeper missed (no worker running, a sweep failing). */
 export async function reconcileExpiries(s: Services): Promise<number> {
   const log = s.log.child({ reconciler: 'checkout-session-expiry' });
   let expired = 0;
@@ -120,6 +116,6 @@ export async function reconcileExpiries(s: Services): Promise<number> {
     expired += batch.length;
     if (batch.length < RECONCILE_BATCH) break;
   }
-  if (expired) log.warn({ expired }, 'expired sessions whose expiry job was lost');
+  if (expired) log.warn({ expired }, 'expired sessions the expiry sweeper had missed');
   return expired;
 }

@@ -1,8 +1,7 @@
 import express, { Router, type Request, type Response } from 'express';
 import { getBranding } from '../auth/keys.ts';
 import { isId } from '../lib/ids.ts';
-import { findCustomer } from '../customers/store.ts';
-import { findPayment } from '../payments/store.ts';
+import { findPayment, inFlightOfSession } from '../payments/store.ts';
 import { refundsOfPayment } from '../refunds/store.ts';
 import {
   allowBrand,
@@ -22,8 +21,9 @@ import type { PageBrand } from '../pages/index.ts';
 import { parseCardForm, type CardForm } from '../processor/cards.ts';
 import { processorFor } from '../processor/select.ts';
 import type { Services } from '../services.ts';
-import { elementPages, refuseLivePayment } from './element.ts';
+import { elementPages, offStatus, refuseLivePayment } from './element.ts';
 import { expireOnRead } from './expiry.ts';
+import { pageEmail } from './service.ts';
 import { finishChallenge, payWithCard, pendingChallenge, type PayResult } from './pay.ts';
 import { findSetup, finishSetupChallenge, setupWithCard, succeededSetupOf, type SetupOutcome } from './setups.ts';
 import * as store from './store.ts';
@@ -64,13 +64,7 @@ export function checkoutPagesRouter(s: Services): Router {
   }
   const page = pageRoutes(load);
 
-  async function prefillEmail(row: SessionRow): Promise<string> {
-    if (row.customer_id) {
-      const customer = await findCustomer(s.sql, ownerOf(row), row.customer_id);
-      if (customer) return customer.email;
-    }
-    return row.customer_email ?? '';
-  }
+  const prefillEmail = async (row: SessionRow): Promise<string> => (await pageEmail(s.sql, row)) ?? '';
 
   /** The account's name, logo and colour for the session's page, allowed in the response's CSP. */
   async function branding(res: Response, row: SessionRow): Promise<PageBrand> {
@@ -85,7 +79,7 @@ export function checkoutPagesRouter(s: Services): Router {
   /** The payment page: the card form (simulator), the Payment Element (Stripe), or live payments off. */
   async function showForm(req: Request, res: Response, row: SessionRow, status: number, state: Partial<views.FormState> = {}) {
     const processor = processorOf(row);
-    if (!processor) return refuseLivePayment(s, res, row);
+    if (!processor) return refuseLivePayment(s, req, res, row);
     if (processor.collectsCard === 'element') return element.show(req, res, row, processor, status, { email: state.email, message: state.message });
     allowFormTargets(res, [row.success_url]);
     const token = await csrf.token(req, res, row.id);
@@ -98,8 +92,8 @@ export function checkoutPagesRouter(s: Services): Router {
   /** A setup session's card form (the simulator's form: setup sessions are not made for the Payment Element). */
   async function showSetupForm(req: Request, res: Response, row: SessionRow, status: number, state: Partial<views.FormState> = {}) {
     const processor = processorOf(row);
-    if (!processor) return refuseLivePayment(s, res, row);
-    if (processor.collectsCard !== 'server') return html(res, 503, messagePage('Unavailable', 'Saving a card here is not available yet. Please contact the merchant.'));
+    if (!processor) return refuseLivePayment(s, req, res, row);
+    if (processor.collectsCard !== 'server') return html(res, offStatus(req), messagePage('Unavailable', 'Saving a card here is not available yet. Please contact the merchant.'));
     allowFormTargets(res, [row.success_url]);
     const token = await csrf.token(req, res, row.id);
     const email = state.email ?? (await prefillEmail(row));
@@ -130,6 +124,9 @@ export function checkoutPagesRouter(s: Services): Router {
 
   async function showSession(req: Request, res: Response, row: SessionRow) {
     if (row.mode === 'setup') return showSetupSession(req, res, row);
+    if (row.status === 'OPEN' && (await inFlightOfSession(s.sql, ownerOf(row), row.id))?.review_status) {
+      return html(res, 200, messagePage('Payment under review', views.IN_REVIEW));
+    }
     if (row.status === 'OPEN') return showForm(req, res, row, 200);
     if (row.status === 'EXPIRED') return html(res, 200, views.expiredPage(row, await branding(res, row)));
     const payment = row.payment_id ? await findPayment(s.sql, ownerOf(row), row.payment_id) : undefined;
@@ -149,6 +146,8 @@ export function checkoutPagesRouter(s: Services): Router {
         return showForm(req, res, result.session, 409, { ...entered, message: result.message });
       case 'in_progress':
         return html(res, 409, messagePage('Payment in progress', views.IN_PROGRESS));
+      case 'in_review':
+        return html(res, 202, messagePage('Payment under review', views.IN_REVIEW));
       default:
         return res.redirect(303, here(result.session));
     }
@@ -164,7 +163,7 @@ export function checkoutPagesRouter(s: Services): Router {
     if (row.status !== 'OPEN') return res.redirect(303, here(row));
     // The card form posts only to a processor that takes the card from the service (the simulator).
     const processor = processorOf(row);
-    if (!processor) return refuseLivePayment(s, res, row);
+    if (!processor) return refuseLivePayment(s, req, res, row);
     if (processor.collectsCard !== 'server') return res.redirect(303, here(row));
     const body = (req.body ?? {}) as Record<string, unknown>;
     const entered = { email: str(body.email), name: str(body.name) };
@@ -186,7 +185,7 @@ export function checkoutPagesRouter(s: Services): Router {
     }
     // A setup session saves the card (a plan's card update): the same checks, no charge.
     if (setup) return answerSetup(req, res, await setupWithCard(s, row, parsed.card, parsed.email, req.log), entered);
-    await answer(req, res, await payWithCard(s, row, parsed.card, parsed.email, req.log), entered);
+    await answer(req, res, await payWithCard(s, row, parsed.card, parsed.email, req.log, { ip: clientAddress(req) }), entered);
   }, ['email', 'name']));
 
   r.get('/:id/authenticate', security, page(async (req, res, row) => {

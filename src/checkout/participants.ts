@@ -1,12 +1,11 @@
 import type { Tx } from '../db/tx.ts';
 import type { PaymentRow } from '../payments/store.ts';
-import type { CardSetupRow } from './setups.ts';
-import type { SessionRow } from './store.ts';
+import type { CardSetupRow, SessionRow } from './store.ts';
 
 /**
  * How another component takes part in a checkout payment without the checkout code knowing it
  * (payment links count payments and enforce quantity_limit). The list is built once, in the
- * composition root (`Services.paymentParticipants`, src/services.ts), and read from there by
+ * composition root (`Services.paymentParticipants`, built in src/compose.ts), and read from there by
  * pay.ts and settle.ts: the hosted page, the sweeper and any other caller see the same list,
  * whatever routers the process mounted. Every participant runs inside one of the payment's
  * transactions, with the session row locked, never while the processor is called.

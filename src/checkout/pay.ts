@@ -6,10 +6,11 @@ import * as payments from '../payments/store.ts';
 import type { PaymentRow } from '../payments/store.ts';
 import { cardBrand } from '../processor/cards.ts';
 import { requireProcessor } from '../processor/select.ts';
-import type { AttemptLookup, CardDetails, Processor } from '../processor/types.ts';
+import type { AttemptLookup, CardDetails, CardFacts, Processor } from '../processor/types.ts';
+import { assessPayment, clientIpOf } from '../fraud/service.ts';
+import type { FraudMarks } from '../payments/store.ts';
 import type { Services } from '../services.ts';
 import { expireInTx } from './expiry.ts';
-import { unscheduleExpiry } from './jobs.ts';
 import { callAndRecord, failPending, recordAttemptFailure, recordOutcome, type PayResult } from './settle.ts';
 import * as store from './store.ts';
 import type { SessionRow } from './store.ts';
@@ -34,7 +35,6 @@ async function lockPayable(tx: Tx, s: Services, row: SessionRow): Promise<{ sess
   if (await payments.inFlightOfSession(tx.sql, o, row.id)) return { session, state: 'in_progress' };
   if (session.expires_at.getTime() <= Date.now()) {
     const expired = await expireInTx(tx, s, o, row.id, new Date());
-    tx.afterCommit(() => unscheduleExpiry(s, row.id));
     return { session: expired ?? session, state: 'ended' };
   }
   return { session, state: 'open' };
@@ -51,6 +51,7 @@ function insertAttempt(
   email: string | null,
   card: { name: string; brand: string; last4: string } | null,
   priorCharge: string | null = null,
+  fraud?: FraudMarks,
 ): Promise<PaymentRow> {
   return payments.insertPayment(tx.sql, ownerOf(session), {
     id: newId('pay'),
@@ -68,10 +69,49 @@ function insertAttempt(
     link_source: session.link_source,
     invoice_id: session.invoice_id,
     processor_prior_charge: priorCharge,
+    fraud,
   });
 }
 
-/** The first participant's refusal (s.paymentParticipants, built in src/services.ts); null when all agree. */
+/** Who is paying, as the hosted page sees them: the client's address (for the fraud rules). */
+export interface Payer {
+  ip: string | null;
+}
+
+/** What the payer is told of an attempt a fraud rule or block list declined: nothing of which rule. */
+export const BLOCKED_MESSAGE = 'Your payment could not be completed. Please use another payment method or contact the merchant.';
+
+/**
+ * The fraud rules' look at an attempt (src/fraud, docs/fraud.md), on transaction 1 before the
+ * attempt is inserted (so velocity counts the earlier ones): what is recorded on the payment.
+ */
+async function screen(tx: Tx, s: Services, session: SessionRow, email: string | null, card: CardFacts | null, payer: Payer): Promise<FraudMarks> {
+  const facts = {
+    amount_cents: session.amount_cents,
+    currency: session.currency,
+    email,
+    card_fingerprint: card?.fingerprint ?? null,
+    card_country: card?.country ?? null,
+    client_ip: clientIpOf(payer.ip),
+  };
+  const decision = await assessPayment(tx.sql, ownerOf(session), facts);
+  if (decision) tx.afterCommit(() => s.metrics.fraudDecision(decision.action, session.livemode));
+  return {
+    card_fingerprint: facts.card_fingerprint,
+    card_country: facts.card_country,
+    client_ip: facts.client_ip,
+    fraud_action: decision?.action ?? null,
+    fraud_rule_id: decision?.ruleId ?? null,
+    fraud_reason: decision?.reason ?? null,
+  };
+}
+
+/** An attempt the rules block: FAILED with `blocked` and payment.failed, the processor never called. */
+async function blockedAttempt(tx: Tx, s: Services, session: SessionRow, attempt: PaymentRow): Promise<PayResult> {
+  return { kind: 'declined', session, payment: await recordAttemptFailure(tx, s, attempt, 'blocked', BLOCKED_MESSAGE) };
+}
+
+/** The first participant's refusal (s.paymentParticipants, built in src/compose.ts); null when all agree. */
 async function refusal(tx: Tx, s: Services, session: SessionRow): Promise<string | null> {
   for (const participant of s.paymentParticipants) {
     const why = await participant.beforeCharge(tx, session);
@@ -122,10 +162,13 @@ export async function payWithCard(
   card: CardDetails,
   email: string | null,
   log: Logger,
+  payer: Payer = { ip: null },
 ): Promise<PayResult> {
   const processor = requireProcessor(s, row.livemode);
   // Stored on the session before transaction 1, which then reads it with the lock.
   await intentOf(s, row);
+  // The card's fingerprint and country for the rules: asked of the processor with nothing open.
+  const facts = processor.cardFacts ? await processor.cardFacts(card) : null;
   const started = await withTx(s, log, async (tx): Promise<PayResult | Started> => {
     const locked = await lockPayable(tx, s, row);
     const session = locked.session;
@@ -133,14 +176,17 @@ export async function payWithCard(
     const refused = await refusal(tx, s, session);
     if (refused) return { kind: 'refused', session, message: refused };
     await failPending(tx, s, session, 'authentication_abandoned', 'A new attempt replaced this one before 3-D Secure was finished.');
-    const attempt = await insertAttempt(tx, session, email, { name: card.name, brand: cardBrand(card.number), last4: card.number.slice(-4) });
+    const marks = await screen(tx, s, session, email, facts, payer);
+    const attempt = await insertAttempt(tx, session, email, { name: card.name, brand: cardBrand(card.number), last4: card.number.slice(-4) }, null, marks);
+    if (marks.fraud_action === 'block') return blockedAttempt(tx, s, session, attempt);
     return { kind: 'started', session, attempt };
   });
   if (started.kind !== 'started') return started;
   const { session, attempt } = started;
   // The first part of an installment plan: the processor keeps the card for the later parts.
-  const saveCard = isPlanChoice(session.installment);
-  return callAndRecord(s, session, attempt, log, () => processor.confirmPaymentIntent(session.payment_intent_id!, attempt.id, card, { saveCard }));
+  // A review holds the payment: authorised now, captured only when a person approves it.
+  const opts = { saveCard: isPlanChoice(session.installment), captureLater: attempt.fraud_action === 'review' };
+  return callAndRecord(s, session, attempt, log, () => processor.confirmPaymentIntent(session.payment_intent_id!, attempt.id, card, opts));
 }
 
 /** The payer passed or failed the 3-D Secure challenge of attempt `paymentId`: the same three steps. */
@@ -194,7 +240,7 @@ export type ElementStart = Started | PayResult;
  * was declined in the browser, or never sent) is asked about first: still unconfirmed, it is
  * reused; settled (declined), it is recorded with its event and a new attempt starts.
  */
-export async function startElementAttempt(s: Services, processor: Processor, row: SessionRow, email: string, log: Logger): Promise<ElementStart> {
+export async function startElementAttempt(s: Services, processor: Processor, row: SessionRow, email: string, log: Logger, payer: Payer = { ip: null }): Promise<ElementStart> {
   const o = ownerOf(row);
   for (let round = 0; ; round++) {
     if (!row.payment_intent_id) throw new Error(`session ${row.id} has no payment intent: the page stores it first`);
@@ -220,9 +266,22 @@ export async function startElementAttempt(s: Services, processor: Processor, row
       const refused = await refusal(tx, s, session);
       if (refused) return { kind: 'refused', session, message: refused };
       await failPending(tx, s, session, 'authentication_abandoned', 'A new attempt replaced this one before 3-D Secure was finished.');
-      const attempt = await insertAttempt(tx, session, email, null, prior);
+      // The card is with Stripe until the browser confirms: the rules see no card here (docs/fraud.md).
+      const marks = await screen(tx, s, session, email, null, payer);
+      const attempt = await insertAttempt(tx, session, email, null, prior, marks);
+      if (marks.fraud_action === 'block') return blockedAttempt(tx, s, session, attempt);
       return { kind: 'started', session, attempt };
     });
+    if (started.kind === 'started' && started.attempt.fraud_action === 'review' && processor.setManualCapture) {
+      // Held for review: the browser's confirmation must only authorise. A failed call leaves the
+      // attempt in flight for the sweeper (never confirmed, it fails as not charged).
+      try {
+        await processor.setManualCapture(row.payment_intent_id);
+      } catch (err) {
+        log.warn({ err, sessionId: row.id }, 'could not set manual capture for a payment held for review');
+        return { kind: 'in_progress', session: started.session };
+      }
+    }
     if (started.kind !== 'in_flight') return started;
     // An earlier press on the same intent is still in flight: what the intent said just now is its outcome.
     const { attempt } = started;

@@ -4,6 +4,7 @@ import { receiptEmail } from '../email/templates.ts';
 import { ownerOf } from '../lib/owner.ts';
 import type { Tx } from '../db/tx.ts';
 import type { PaymentRow } from '../payments/store.ts';
+import type { Services } from '../services.ts';
 import type { PaymentParticipant } from './participants.ts';
 import type { LineItem } from './schema.ts';
 
@@ -26,11 +27,11 @@ interface ReceiptExtras {
 }
 
 /** Queues the receipt of `payment` to its recipient (none known: no receipt), once per payment. */
-async function queueReceipt(tx: Tx, payment: PaymentRow, extras: ReceiptExtras): Promise<void> {
+async function queueReceipt(tx: Tx, s: Services, payment: PaymentRow, extras: ReceiptExtras): Promise<void> {
   // The email typed on the page is on the row already: the lookup is for the other two (bench/email.ts).
   const to = payment.email?.trim() || (await paymentRecipient(tx.sql, payment.id));
   if (!to) return;
-  await queueEmailBesides(tx, ownerOf(payment), {
+  await queueEmailBesides(tx, s, ownerOf(payment), {
     to,
     template: 'receipt',
     relatedObject: payment.id,
@@ -48,27 +49,29 @@ async function queueReceipt(tx: Tx, payment: PaymentRow, extras: ReceiptExtras):
   });
 }
 
-export const receiptParticipant: PaymentParticipant = {
-  name: 'receipts',
-  beforeCharge: () => Promise.resolve(null),
+export function receiptParticipant(s: Services): PaymentParticipant {
+  return {
+    name: 'receipts',
+    beforeCharge: () => Promise.resolve(null),
 
-  async afterSuccess(tx, session, payment) {
-    await queueReceipt(tx, payment, {
-      description: session.description ?? payment.description,
-      // The session's items when they make up what was paid (a part payment of an invoice does not).
-      lineItems: session.line_items && itemsTotal(session.line_items) === payment.amount_cents ? session.line_items : null,
-      receiptUrl: `${tx.s.config.checkoutUrl}/${session.id}/receipt`,
-      invoiceNumber: payment.invoice_id || session.invoice_id ? await invoiceNumberOfPayment(tx.sql, payment.id) : null,
-    });
-  },
+    async afterSuccess(tx, session, payment) {
+      await queueReceipt(tx, s, payment, {
+        description: session.description ?? payment.description,
+        // The session's items when they make up what was paid (a part payment of an invoice does not).
+        lineItems: session.line_items && itemsTotal(session.line_items) === payment.amount_cents ? session.line_items : null,
+        receiptUrl: `${s.config.checkoutUrl}/${session.id}/receipt`,
+        invoiceNumber: payment.invoice_id || session.invoice_id ? await invoiceNumberOfPayment(tx.sql, payment.id) : null,
+      });
+    },
 
-  /** A later part of an installment plan: its receipt, to the plan's email, with no receipt page (no session). */
-  async afterOffSessionSuccess(tx, payment) {
-    await queueReceipt(tx, payment, {
-      description: payment.description,
-      lineItems: null,
-      receiptUrl: null,
-      invoiceNumber: payment.invoice_id ? await invoiceNumberOfPayment(tx.sql, payment.id) : null,
-    });
-  },
-};
+    /** A later part of an installment plan: its receipt, to the email on the payment (the plan's customer's, installments/store.ts planRecipient), with no receipt page (no session). */
+    async afterOffSessionSuccess(tx, payment) {
+      await queueReceipt(tx, s, payment, {
+        description: payment.description,
+        lineItems: null,
+        receiptUrl: null,
+        invoiceNumber: payment.invoice_id ? await invoiceNumberOfPayment(tx.sql, payment.id) : null,
+      });
+    },
+  };
+}

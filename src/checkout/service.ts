@@ -1,13 +1,15 @@
 import type { Logger } from 'pino';
 import { checkCustomerRef } from '../customers/refs.ts';
+import { findCustomer } from '../customers/store.ts';
+import type { Db } from '../db/sql.ts';
 import { withTx } from '../db/tx.ts';
 import { ApiError, invalidParam, resourceMissing } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
+import { ownerOf } from '../lib/owner.ts';
 import { metadataOnCreate } from '../lib/validate.ts';
 import { inFlightOfSession } from '../payments/store.ts';
 import type { Services } from '../services.ts';
 import { expireInTx, expireOnRead } from './expiry.ts';
-import { scheduleExpiry, unscheduleExpiry } from './jobs.ts';
 import { MAX_AMOUNT } from '../lib/currency.ts';
 import type { InstallmentChoice } from '../lib/installments.ts';
 import type { CreateSessionInput, ListSessions } from './schema.ts';
@@ -18,6 +20,17 @@ export type { CreateSessionInput } from './schema.ts';
 export type { SessionRow } from './store.ts';
 
 const DAY_SECONDS = 24 * 3600;
+
+/**
+ * The email the hosted page prefills: the attached customer's for a session the merchant made
+ * for them (the API, an invoice, a card update), else the session's customer_email. A payment
+ * link's session is opened by whoever has the link: the customer a link is attached to is never
+ * shown to them (issue 21), so its email is what that payer typed on the link's page, if anything.
+ */
+export async function pageEmail(sql: Db, row: SessionRow): Promise<string | null> {
+  const customer = row.customer_id && !row.payment_link_id ? await findCustomer(sql, ownerOf(row), row.customer_id) : undefined;
+  return customer?.email ?? row.customer_email ?? null;
+}
 
 /** `amount` alone, `line_items` alone (amount is their sum), or both when they agree. */
 function resolveAmount(input: CreateSessionInput): number {
@@ -49,7 +62,7 @@ function resolveExpiry(s: Services, input: CreateSessionInput, createdUnix: numb
 }
 
 /**
- * Creates an OPEN, unpaid session and, once committed, its expiry job. The API route and payment
+ * Creates an OPEN, unpaid session; the expiry sweeper (jobs.ts) expires it at expires_at. The API route and payment
  * links and the hosted invoice page (with `extra`) all create sessions here, so both obey the same rules.
  */
 export async function createSession(
@@ -63,8 +76,7 @@ export async function createSession(
   const amount = resolveAmount(input);
   const expiresAt = resolveExpiry(s, input, createdUnix);
   await checkCustomerRef(s.sql, owner, input.customer_id);
-  // One insert and no event: no transaction needed. The job is added once the row exists; if that
-  // fails, the reconciler expires the session anyway.
+  // One insert and no event: no transaction needed, and no job: the row's expires_at is the schedule.
   const row = await store.insertSession(s.sql, owner, {
     id: newId('cs'),
     amount_cents: amount,
@@ -83,7 +95,7 @@ export async function createSession(
     expires_at: new Date(expiresAt * 1000),
     created_at: now,
   });
-  await scheduleExpiry(s, row).catch((err: unknown) => s.log.warn({ err, sessionId: row.id }, 'could not schedule expiry; reconcile will expire it'));
+  s.metrics.checkoutSessions('created', owner.livemode);
   return row;
 }
 
@@ -116,7 +128,7 @@ export async function createSetupSession(
     expires_at: new Date(now.getTime() + SETUP_SESSION_SECONDS * 1000),
     created_at: now,
   });
-  await scheduleExpiry(s, row).catch((err: unknown) => s.log.warn({ err, sessionId: row.id }, 'could not schedule expiry; reconcile will expire it'));
+  s.metrics.checkoutSessions('created', owner.livemode);
   return row;
 }
 
@@ -133,9 +145,7 @@ export async function retrieveSession(s: Services, owner: Owner, id: string, log
 export async function listSessions(s: Services, owner: Owner, q: ListSessions, log: Logger): Promise<SessionRow[]> {
   const due = await store.dueSessionIds(s.sql, owner, new Date(), 200);
   for (const id of due) {
-    await withTx(s, log, async (tx) => {
-      if (await expireInTx(tx, s, owner, id, new Date())) tx.afterCommit(() => unscheduleExpiry(s, id));
-    });
+    await withTx(s, log, (tx) => expireInTx(tx, s, owner, id, new Date()));
   }
   return store.listSessions(s.sql, owner, q);
 }
@@ -146,11 +156,7 @@ export async function expireSessionNow(s: Services, owner: Owner, id: string, lo
   if (current.status !== 'OPEN') {
     throw new ApiError('resource_invalid_state', `Only an OPEN checkout session can be expired; this one is ${current.status}.`);
   }
-  const expired = await withTx(s, log, async (tx) => {
-    const row = await expireInTx(tx, s, owner, id, null);
-    if (row) tx.afterCommit(() => unscheduleExpiry(s, id));
-    return row;
-  });
+  const expired = await withTx(s, log, (tx) => expireInTx(tx, s, owner, id, null));
   if (expired) return expired;
   if (await inFlightOfSession(s.sql, owner, id)) {
     throw new ApiError(

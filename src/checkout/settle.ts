@@ -11,7 +11,6 @@ import type { AttemptLookup } from '../processor/types.ts';
 import { refundAutomatically } from '../refunds/automatic.ts';
 import type { Services } from '../services.ts';
 import { expireInTx } from './expiry.ts';
-import { unscheduleExpiry } from './jobs.ts';
 import { isPlanChoice } from '../lib/installments.ts';
 import { presentSession } from './presenter.ts';
 import * as store from './store.ts';
@@ -25,7 +24,9 @@ export type PayResult =
   | { kind: 'ended'; session: SessionRow }
   | { kind: 'no_challenge'; session: SessionRow }
   /** Another attempt of the session is with the processor, or ours has no recorded answer yet. */
-  | { kind: 'in_progress'; session: SessionRow };
+  | { kind: 'in_progress'; session: SessionRow }
+  /** Authorised and held for a person's review (a fraud rule's `review`: docs/fraud.md). */
+  | { kind: 'in_review'; session: SessionRow; payment: PaymentRow };
 
 /**
  * How long an attempt may stay in flight before the sweeper asks the processor about it. Longer
@@ -40,17 +41,17 @@ const NOT_CHARGED = 'The payment could not be completed and your card was not ch
 
 export async function failPending(tx: Tx, s: Services, session: SessionRow, code: string, message: string): Promise<void> {
   for (const p of await payments.failAbandoned(tx.sql, ownerOf(session), session.id, code, message)) {
-    await recordEvent(tx, session.account_id, 'payment.failed', presentPayment(p, s.config.checkoutUrl));
+    await recordEvent(tx, s, session.account_id, 'payment.failed', presentPayment(p, s.config.checkoutUrl));
   }
 }
 
 export async function recordAttemptFailure(tx: Tx, s: Services, attempt: PaymentRow, code: string, message: string): Promise<PaymentRow> {
   const payment = await payments.markFailed(tx.sql, ownerOf(attempt), attempt.id, code, message);
-  await recordEvent(tx, attempt.account_id, 'payment.failed', presentPayment(payment, s.config.checkoutUrl));
+  await recordEvent(tx, s, attempt.account_id, 'payment.failed', presentPayment(payment, s.config.checkoutUrl));
   return payment;
 }
 
-type Card = { brand: string; last4: string } | null | undefined;
+type Card = { brand: string; last4: string; fingerprint?: string | null; country?: string | null } | null | undefined;
 
 /** What a success records besides the card: the card the processor kept, and the plan a first part starts. */
 function successDetails(session: SessionRow, result: { paymentMethod?: string | null; customerId?: string | null }): payments.SuccessDetails {
@@ -84,7 +85,8 @@ async function refusalOf(tx: Tx, s: Services, session: SessionRow): Promise<stri
  */
 async function keepAndRefund(tx: Tx, s: Services, session: SessionRow, attempt: PaymentRow, card: Card, log: Logger): Promise<PayResult> {
   const payment = await payments.markSucceeded(tx.sql, ownerOf(session), attempt.id, card ?? null);
-  await recordEvent(tx, session.account_id, 'payment.succeeded', presentPayment(payment, s.config.checkoutUrl));
+  tx.afterCommit(() => s.metrics.paymentSucceeded(payment));
+  await recordEvent(tx, s, session.account_id, 'payment.succeeded', presentPayment(payment, s.config.checkoutUrl));
   const cause = session.status === 'OPEN' ? 'checkout_session_not_payable' : 'checkout_session_expired';
   await refundAutomatically(tx, s, payment, cause, log);
   return { kind: 'ended', session };
@@ -131,7 +133,7 @@ async function recordLateCharge(tx: Tx, s: Services, session: SessionRow, intent
  * (minted when the payer chose it) in its payment.succeeded already: the installments participant
  * creates the plan with it, in this same transaction.
  */
-async function succeed(tx: Tx, s: Services, session: SessionRow, attempt: PaymentRow, card: Card, log: Logger, paymentMethod: string | null = null): Promise<PayResult> {
+export async function succeed(tx: Tx, s: Services, session: SessionRow, attempt: PaymentRow, card: Card, log: Logger, paymentMethod: string | null = null): Promise<PayResult> {
   const o = ownerOf(session);
   // Expiry leaves a session with an attempt in flight alone, so the session is OPEN here; should
   // it not be, the money moved all the same: recorded and refunded, never thrown away.
@@ -139,12 +141,24 @@ async function succeed(tx: Tx, s: Services, session: SessionRow, attempt: Paymen
   const customerId = await customerOfSuccess(tx, s, session, attempt);
   const payment = await payments.markSucceeded(tx.sql, o, attempt.id, card ?? null, successDetails(session, { paymentMethod, customerId }));
   const completed = await store.markComplete(tx.sql, o, session.id, payment.id, customerId);
-  await recordEvent(tx, o.accountId, 'checkout.session.completed', presentSession(completed, s.config.checkoutUrl));
-  await recordEvent(tx, o.accountId, 'payment.succeeded', presentPayment(payment, s.config.checkoutUrl));
+  tx.afterCommit(() => (s.metrics.paymentSucceeded(payment), s.metrics.checkoutSessions('paid', o.livemode)));
+  await recordEvent(tx, s, o.accountId, 'checkout.session.completed', presentSession(completed, s.config.checkoutUrl));
+  await recordEvent(tx, s, o.accountId, 'payment.succeeded', presentPayment(payment, s.config.checkoutUrl));
   await failPending(tx, s, completed, 'authentication_abandoned', 'Another attempt paid the checkout session before this one was finished.');
   for (const participant of s.paymentParticipants) await participant.afterSuccess(tx, completed, payment);
-  tx.afterCommit(() => unscheduleExpiry(s, session.id));
   return { kind: 'succeeded', session: completed, payment };
+}
+
+/**
+ * An attempt a `review` rule marked, authorised by the processor (not captured): held, still in
+ * flight so that its session takes no other attempt and does not expire under it, with
+ * payment.review_opened in the same commit. A person approves or refuses it before the deadline
+ * (FRAUD_REVIEW_HOURS), after which the review sweeper refuses it (src/checkout/review.ts).
+ */
+async function holdForReview(tx: Tx, s: Services, session: SessionRow, attempt: PaymentRow, card: Card): Promise<PayResult> {
+  const payment = await payments.markHeld(tx.sql, attempt.id, new Date(Date.now() + s.config.fraudReviewMs), card ?? null);
+  await recordEvent(tx, s, session.account_id, 'payment.review_opened', presentPayment(payment, s.config.checkoutUrl));
+  return { kind: 'in_review', session, payment };
 }
 
 /** An answer recorded earlier (by the request or the sweeper, whichever came first), as a result. */
@@ -177,8 +191,11 @@ export async function recordOutcome(s: Services, attempt: PaymentRow, result: At
       }
       return alreadyRecorded(session, recorded);
     }
+    // Held for review already: only the review's decision (src/checkout/review.ts) moves it on.
+    if (current.review_status) return { kind: 'in_review', session, payment: current };
     // No final answer yet (Stripe: processing, or 3-D Secure in the payer's browser): left in flight.
     if (result.status === 'processing') return { kind: 'in_progress', session };
+    if (result.status === 'succeeded' && current.fraud_action === 'review') return holdForReview(tx, s, session, current, result.card);
     if (result.status === 'succeeded') return succeed(tx, s, session, current, result.card, log, result.paymentMethod ?? null);
     let answer: PayResult;
     if (result.status === 'requires_action') {
@@ -190,10 +207,7 @@ export async function recordOutcome(s: Services, attempt: PaymentRow, result: At
     }
     if (session.status === 'OPEN' && session.expires_at.getTime() <= Date.now()) {
       const expired = await expireInTx(tx, s, o, session.id, new Date());
-      if (expired) {
-        tx.afterCommit(() => unscheduleExpiry(s, session.id));
-        return { kind: 'ended', session: expired };
-      }
+      if (expired) return { kind: 'ended', session: expired };
     }
     return answer;
   });

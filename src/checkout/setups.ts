@@ -8,9 +8,8 @@ import { processorFor, requireProcessor } from '../processor/select.ts';
 import type { CardDetails, SetupLookup } from '../processor/types.ts';
 import type { Services } from '../services.ts';
 import { expireInTx } from './expiry.ts';
-import { unscheduleExpiry } from './jobs.ts';
 import * as store from './store.ts';
-import type { SessionRow } from './store.ts';
+import type { CardSetupRow, SessionRow } from './store.ts';
 
 /**
  * Setup sessions (mode `setup`, issue 16): the hosted checkout collects a card and the processor
@@ -21,26 +20,6 @@ import type { SessionRow } from './store.ts';
  * between is settled by settleStuckSetups. Success completes the session (payment_status stays
  * `no_payment_required`) and runs each participant's afterSetup in the same transaction.
  */
-
-export interface CardSetupRow {
-  id: string;
-  account_id: string;
-  livemode: boolean;
-  checkout_session_id: string;
-  status: 'PENDING' | 'SUCCEEDED' | 'FAILED';
-  next_action: string | null;
-  processing_since: Date | null;
-  email: string | null;
-  billing_name: string | null;
-  card_brand: string | null;
-  card_last4: string | null;
-  /** The card's reusable id at the processor, once saved. */
-  processor_payment_method: string | null;
-  failure_code: string | null;
-  failure_message: string | null;
-  created_at: Date;
-  updated_at: Date;
-}
 
 export type SetupOutcome =
   | { kind: 'succeeded'; session: SessionRow; setup: CardSetupRow }
@@ -107,7 +86,6 @@ async function lockOpen(tx: Tx, s: Services, row: SessionRow): Promise<{ session
   if (await setupInFlight(tx.sql, session.id)) return { session, state: 'in_progress' };
   if (session.expires_at.getTime() <= Date.now()) {
     const expired = await expireInTx(tx, s, o, row.id, new Date());
-    tx.afterCommit(() => unscheduleExpiry(s, row.id));
     return { session: expired ?? session, state: 'ended' };
   }
   return { session, state: 'open' };
@@ -189,7 +167,6 @@ export async function recordSetupOutcome(s: Services, setup: CardSetupRow, answe
       const completed = await store.markComplete(tx.sql, o, session.id, null);
       await failAbandonedSetups(tx.sql, session.id);
       for (const participant of s.paymentParticipants) await participant.afterSetup?.(tx, completed, saved!);
-      tx.afterCommit(() => unscheduleExpiry(s, session.id));
       return { kind: 'succeeded', session: completed, setup: saved! };
     }
     // Declined, never seen by the processor, or saved after the session ended (nothing uses that card).
@@ -201,10 +178,7 @@ export async function recordSetupOutcome(s: Services, setup: CardSetupRow, answe
       where id = ${setup.id} returning *`;
     if (session.status === 'OPEN' && session.expires_at.getTime() <= Date.now()) {
       const expired = await expireInTx(tx, s, o, session.id, new Date());
-      if (expired) {
-        tx.afterCommit(() => unscheduleExpiry(s, session.id));
-        return { kind: 'ended', session: expired };
-      }
+      if (expired) return { kind: 'ended', session: expired };
     }
     return { kind: 'declined', session, setup: failed! };
   });

@@ -36,6 +36,27 @@ export interface SessionRow {
   updated_at: Date;
 }
 
+/** A card setup (`seti_…`): one press of "Save card" on a setup session, recorded as a payment attempt is (setups.ts). */
+export interface CardSetupRow {
+  id: string;
+  account_id: string;
+  livemode: boolean;
+  checkout_session_id: string;
+  status: 'PENDING' | 'SUCCEEDED' | 'FAILED';
+  next_action: string | null;
+  processing_since: Date | null;
+  email: string | null;
+  billing_name: string | null;
+  card_brand: string | null;
+  card_last4: string | null;
+  /** The card's reusable id at the processor, once saved. */
+  processor_payment_method: string | null;
+  failure_code: string | null;
+  failure_message: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
 export type NewSession = Pick<
   SessionRow,
   | 'id' | 'amount_cents' | 'currency' | 'success_url' | 'cancel_url' | 'customer_id' | 'customer_email'
@@ -145,10 +166,16 @@ export async function markExpired(sql: TxSql, o: Owner, id: string, dueAt: Date 
  * before them (a subquery of the locking statement would read an older snapshot). A maintenance
  * query: it picks by due time, and each row then carries its own account.
  */
-export async function markDueExpired(sql: TxSql, dueBefore: Date, limit: number): Promise<SessionRow[]> {
+export async function markDueExpired(sql: TxSql, dueBefore: Date | null, limit: number): Promise<SessionRow[]> {
+  // A session with a payment attempt in flight is skipped here, so that a batch is never filled
+  // by sessions it cannot expire. `dueBefore` null: the database's clock at the transaction's start
+  // (the sweeper's; now(), not clock_timestamp(): a volatile bound cannot be an index condition, and
+  // the plan then sorts every due row for each batch).
   const locked = await sql<{ id: string }[]>`
-    select id from checkout_sessions
-    where status = 'OPEN' and expires_at <= ${dueBefore}
+    select id from checkout_sessions s
+    where status = 'OPEN' and expires_at <= ${dueBefore ?? sql`now()`}
+      and not exists (
+        select 1 from payments p where p.checkout_session_id = s.id and p.status = 'PENDING' and p.processing_since is not null)
     order by expires_at limit ${limit}
     for update skip locked`;
   if (locked.length === 0) return [];
@@ -159,6 +186,21 @@ export async function markDueExpired(sql: TxSql, dueBefore: Date, limit: number)
         select 1 from payments p
         where p.checkout_session_id = checkout_sessions.id and p.status = 'PENDING' and p.processing_since is not null)
     returning *`;
+}
+
+/**
+ * Milliseconds from the database's clock now to the earliest expires_at of the OPEN sessions that
+ * a sweep may expire (no payment attempt in flight): ≤ 0 when one is already due (the partial index
+ * checkout_sessions_open_expiry, read from its start); null when none is pending.
+ */
+export async function msToNextExpiry(sql: Db): Promise<number | null> {
+  const [row] = await sql<{ ms: number | null }[]>`
+    select (extract(epoch from expires_at - now()) * 1000)::float8 as ms from checkout_sessions s
+    where status = 'OPEN'
+      and not exists (
+        select 1 from payments p where p.checkout_session_id = s.id and p.status = 'PENDING' and p.processing_since is not null)
+    order by expires_at limit 1`;
+  return row?.ms ?? null;
 }
 
 /** OPEN sessions of one account past their expires_at (expire-on-read of a list). */

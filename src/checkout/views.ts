@@ -3,14 +3,14 @@ import type { PaymentRow } from '../payments/store.ts';
 import type { RefundRow } from '../refunds/store.ts';
 import { alertBox, html, renderPage, type Html, type PageBrand } from '../pages/index.ts';
 import type { CardFormErrors } from '../processor/cards.ts';
-import type { SessionRow } from './store.ts';
-import type { CardSetupRow } from './setups.ts';
+import type { CardSetupRow, SessionRow } from './store.ts';
 import { dueText, isPlanChoice, schedule } from '../lib/installments.ts';
 
 /** Where the page's forms post: paths under the mount point of the hosted pages. */
 
 /** What a payer is told while an attempt of the session is with the processor (card form and Payment Element). */
 export const IN_PROGRESS = 'A payment for this checkout is being processed. Reload this page in a minute to see its outcome; you will not be charged twice.';
+export const IN_REVIEW = 'Your card has been authorised but not charged: the merchant is reviewing this payment. You will hear from them; nothing more is needed from you now.';
 export interface PagePaths {
   base: string; // '' or '/checkout'
 }

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { newId } from '../lib/ids.ts';
+import { serviceAddress, type AddressEnv } from '../lib/service-address.ts';
 import { nowUnix } from '../lib/time.ts';
 import { send } from '../webhooks/sender.ts';
 import { signatureHeader } from '../webhooks/signing.ts';
@@ -23,7 +24,8 @@ deliveries with a local secret (printed at start, the same on every run with the
 Options:
   --forward-to <url>   where to POST each event, e.g. http://localhost:4000/webhooks (required)
   --api-key <sk_test_…> a test secret key (default: the PAYMENTS_API_KEY environment variable)
-  --api-base <url>     the service (default: http://localhost:3000)
+  --api-base <url>     the service (default: PAYMENTS_API_BASE, else PUBLIC_BASE_URL, else
+                       http://localhost:$PORT, 3000 without PORT)
   --events <a,b,…>     forward only these event types (default: all; see GET /v1/event-types)
   --since <unix>       first forward the events created since this Unix time (default: only new ones)
   --interval <ms>      how often to ask the service for new events (default: 1000)
@@ -31,7 +33,6 @@ Options:
   -h, --help           show this help
 `;
 
-const DEFAULT_API_BASE = 'http://localhost:3000';
 const DEFAULT_INTERVAL_MS = 1000;
 const MAX_BACKOFF_MS = 5000;
 /** As long as the service gives a webhook receiver (WEBHOOK_TIMEOUT_MS's default). */
@@ -40,6 +41,8 @@ const FORWARD_TIMEOUT_MS = 10_000;
 export interface ListenOptions {
   apiKey: string;
   apiBase: string;
+  /** Where apiBase came from, said when the service cannot be reached. */
+  apiBaseFrom: '--api-base' | ReturnType<typeof serviceAddress>['from'];
   forwardTo: string;
   /** null: every type. */
   events: string[] | null;
@@ -75,8 +78,11 @@ const intArg = (v: string | undefined, name: string, min: number, max: number): 
   return Number(v);
 };
 
-/** Reads the command line (after `listen`). The key comes from --api-key or `env.PAYMENTS_API_KEY`. */
-export function parseListenArgs(argv: readonly string[], env: { PAYMENTS_API_KEY?: string | undefined }): ParsedArgs {
+/**
+ * Reads the command line (after `listen`). The key comes from --api-key or `env.PAYMENTS_API_KEY`;
+ * the service from --api-base, else the commands' one rule (src/lib/service-address.ts).
+ */
+export function parseListenArgs(argv: readonly string[], env: AddressEnv & { PAYMENTS_API_KEY?: string | undefined }): ParsedArgs {
   let values;
   try {
     ({ values } = parseArgs({
@@ -109,9 +115,11 @@ export function parseListenArgs(argv: readonly string[], env: { PAYMENTS_API_KEY
   if (!forwardTo) return { kind: 'error', message: '--forward-to <url> is required, e.g. --forward-to http://localhost:4000/webhooks' };
   const targetProblem = urlProblem(forwardTo, 'any');
   if (targetProblem) return { kind: 'error', message: `--forward-to ${targetProblem}` };
-  const apiBase = values['api-base'] ?? DEFAULT_API_BASE;
+  const fallback = serviceAddress(env);
+  const apiBase = values['api-base'] ?? fallback.url;
+  const apiBaseFrom = values['api-base'] !== undefined ? '--api-base' : fallback.from;
   const baseProblem = urlProblem(apiBase, 'any');
-  if (baseProblem) return { kind: 'error', message: `--api-base ${baseProblem}` };
+  if (baseProblem) return { kind: 'error', message: `${apiBaseFrom === 'default' || apiBaseFrom === 'PORT' ? '--api-base' : apiBaseFrom} ${baseProblem}` };
 
   let events: string[] | null = null;
   if (values.events !== undefined) {
@@ -122,35 +130,54 @@ export function parseListenArgs(argv: readonly string[], env: { PAYMENTS_API_KEY
   const interval = intArg(values.interval, '--interval', 100, 60_000);
   if (typeof since === 'string') return { kind: 'error', message: `${since} (a Unix time in seconds, not in the future)` };
   if (typeof interval === 'string') return { kind: 'error', message: interval };
-  return { kind: 'listen', options: { apiKey, apiBase, forwardTo, events, since: since ?? null, intervalMs: interval ?? DEFAULT_INTERVAL_MS } };
+  return { kind: 'listen', options: { apiKey, apiBase, apiBaseFrom, forwardTo, events, since: since ?? null, intervalMs: interval ?? DEFAULT_INTERVAL_MS } };
 }
 
 const clock = () => new Date().toTimeString().slice(0, 8);
 
+const ORIGIN: Record<ListenOptions['apiBaseFrom'], string> = {
+  '--api-base': 'from --api-base',
+  PAYMENTS_API_BASE: 'from PAYMENTS_API_BASE',
+  PUBLIC_BASE_URL: 'from PUBLIC_BASE_URL',
+  PORT: 'from PORT',
+  default: 'the default: no --api-base, PAYMENTS_API_BASE, PUBLIC_BASE_URL or PORT set',
+};
+
 /**
  * Prints one line when the service stops answering and one when it is back, whatever the number of
  * failed attempts in between, and gives the wait before the next attempt (doubling, at most 5 s).
+ * Until the service has answered once, the line also says where the address came from and how to
+ * give another: a wrong address looks exactly like a service that is down.
  */
 class Reachability {
   readonly #io: ListenIo;
   readonly #base: string;
+  readonly #from: ListenOptions['apiBaseFrom'];
   readonly #intervalMs: number;
   #failures = 0;
+  #answeredOnce = false;
 
-  constructor(io: ListenIo, base: string, intervalMs: number) {
+  constructor(io: ListenIo, base: string, from: ListenOptions['apiBaseFrom'], intervalMs: number) {
     this.#io = io;
     this.#base = base;
+    this.#from = from;
     this.#intervalMs = intervalMs;
   }
 
   failed(why: string): number {
-    if (this.#failures++ === 0) this.#io.err(`${clock()}  the API at ${this.#base} is unreachable (${why}): retrying; events meanwhile will follow`);
+    if (this.#failures++ === 0) {
+      const hint = this.#answeredOnce
+        ? ''
+        : ` Is the service running at ${this.#base} (${ORIGIN[this.#from]})? Give its address with --api-base <url> or PAYMENTS_API_BASE.`;
+      this.#io.err(`${clock()}  the API at ${this.#base} is unreachable (${why}): retrying; events meanwhile will follow.${hint}`);
+    }
     return Math.min(this.#intervalMs * 2 ** (this.#failures - 1), MAX_BACKOFF_MS);
   }
 
   answered(): void {
     if (this.#failures > 0) this.#io.err(`${clock()}  the API at ${this.#base} is back: catching up`);
     this.#failures = 0;
+    this.#answeredOnce = true;
   }
 }
 
@@ -188,7 +215,7 @@ async function forward(e: ListedEvent, o: ListenOptions, secret: string, io: Lis
 export async function listen(o: ListenOptions, io: ListenIo, signal?: AbortSignal): Promise<number> {
   const secret = localSigningSecret(o.apiKey);
   const api = new ApiClient(o.apiBase, o.apiKey);
-  const reach = new Reachability(io, api.base, o.intervalMs);
+  const reach = new Reachability(io, api.base, o.apiBaseFrom, o.intervalMs);
   io.out(`Your local webhook signing secret is ${secret} (the same on every run with this API key)`);
   try {
     const catalogue = await untilAnswered(reach, () => api.get<ApiList<{ type: string }>>('/v1/event-types', {}, true));

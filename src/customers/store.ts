@@ -21,7 +21,7 @@ export interface CustomerRow {
   updated_at: Date;
 }
 
-export async function insertCustomer(sql: Sql, o: Owner, input: CreateCustomer): Promise<CustomerRow> {
+export async function insertCustomer(sql: Db, o: Owner, input: CreateCustomer): Promise<CustomerRow> {
   const [row] = await sql<CustomerRow[]>`
     insert into customers (id, account_id, livemode, email, first_name, last_name, phone, company_name, notes, metadata)
     values (${newId('cus')}, ${o.accountId}, ${o.livemode}, ${input.email}, ${input.first_name ?? ''},
@@ -35,6 +35,15 @@ export async function findCustomer(sql: Db, o: Owner, id: string): Promise<Custo
   const [row] = await sql<CustomerRow[]>`
     select * from customers where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode}`;
   return row;
+}
+
+/** Of `ids`, those that are customers of the owner's account and mode (still there: a customer may be deleted). */
+export async function existingCustomerIds(sql: Db, o: Owner, ids: ReadonlyArray<string | null>): Promise<Set<string>> {
+  const wanted = [...new Set(ids.filter((id): id is string => id !== null))];
+  if (wanted.length === 0) return new Set();
+  const rows = await sql<{ id: string }[]>`
+    select id from customers where id in ${sql(wanted)} and account_id = ${o.accountId} and livemode = ${o.livemode}`;
+  return new Set(rows.map((r) => r.id));
 }
 
 /** Applies a partial update under a row lock, so that concurrent metadata merges do not lose a key. */
@@ -69,22 +78,3 @@ export async function listCustomers(sql: Sql, o: Owner, p: PageParams & { email?
 }
 
 export type { Owner };
-
-/**
- * The customer of `email` in the owner's account and mode, made when there is none (issue 16: an
- * installment plan needs a customer; the payer gave only an email). The oldest of that email is
- * reused (case-insensitive); concurrent calls for one email serialise on an advisory lock of the
- * transaction, so they make one customer. Call it inside a transaction (`sql` its TxSql).
- */
-export async function findOrCreateByEmail(sql: Db, o: Owner, email: string, name: { first: string; last: string }): Promise<CustomerRow> {
-  await sql`select pg_advisory_xact_lock(hashtext(${`customer-email:${o.accountId}:${o.livemode}:${email.toLowerCase()}`}))`;
-  const [found] = await sql<CustomerRow[]>`
-    select * from customers where account_id = ${o.accountId} and livemode = ${o.livemode} and lower(email) = ${email.toLowerCase()}
-    order by id limit 1`;
-  if (found) return found;
-  const [row] = await sql<CustomerRow[]>`
-    insert into customers (id, account_id, livemode, email, first_name, last_name, metadata)
-    values (${newId('cus')}, ${o.accountId}, ${o.livemode}, ${email}, ${name.first}, ${name.last}, '{}')
-    returning *`;
-  return row!;
-}

@@ -1,11 +1,13 @@
-import type { Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { createHash, randomBytes } from 'node:crypto';
 import { canonical } from '../idempotency/middleware.ts';
 import { claimKey, findKey, releaseKey, saveResponse, type KeyRef } from '../idempotency/store.ts';
 import { ApiError } from '../lib/errors.ts';
 import type { Owner } from '../lib/owner.ts';
-import { formText, type Csrf } from '../pages/index.ts';
+import { clientAddress, formText, type Csrf } from '../pages/index.ts';
+import type { AuditActor } from '../audit/store.ts';
 import type { Services } from '../services.ts';
+import { can, type Permission } from '../team/roles.ts';
 import { shellPage, type ShellPage } from './layout.ts';
 import type { SessionRow } from './store.ts';
 import { alertBox, formsOf, type Forms } from './widgets.ts';
@@ -42,6 +44,8 @@ export interface DashContext {
    * A POST handler for a form that changes state. `failed` shows the form again with an API error
    * (a 4xx): without it the error page says what was wrong.
    */
+  /** Who a dashboard request acts as, for the audit log: the signed-in user and their address. */
+  actor(req: Request, res: Response): AuditActor;
   action(run: (req: Request, res: Response, se: SessionRow) => Promise<Outcome>, failed?: (req: Request, res: Response, err: ApiError) => Promise<void>): RequestHandler;
 }
 
@@ -72,7 +76,7 @@ export function dashContext(s: Services, csrf: Csrf, script: string): DashContex
   const render = async (req: Request, res: Response, page: (f: Forms) => ShellPage, status = 200) => {
     const se = session(res);
     const token = await csrf.token(req, res, sessionScope(se));
-    res.status(status).type('html').send(shellPage(se, token, script, page(formsOf(token, se.livemode, newKey))));
+    res.status(status).type('html').send(shellPage(se, token, script, page(formsOf(token, se.livemode, newKey)), { emailUnset: s.mailer.kind === 'log' }));
   };
 
   const fingerprint = (req: Request) => {
@@ -118,7 +122,52 @@ export function dashContext(s: Services, csrf: Csrf, script: string): DashContex
     await render(req, res, outcome.show, outcome.status ?? 200);
   };
 
-  return { s, session, owner, render, action };
+  const actor = (req: Request, res: Response): AuditActor => {
+    const se = session(res);
+    return { type: 'user', id: se.user_id, label: se.email, ip: clientAddress(req) };
+  };
+
+  return { s, session, owner, render, actor, action };
+}
+
+/** A route's guard: the permission it declares, readable by the tests that walk the routers. */
+export type Guard = RequestHandler<any> & { readonly permission: Permission };
+
+/** Whom each permission is for, in the words of the refusal page. */
+const WHAT: Record<Permission, string> = {
+  read: 'viewing records',
+  'developers.read': 'the developer pages (events, webhooks, API keys)',
+  export: 'exports',
+  'customers.write': 'changing customers',
+  'payments.write': 'changing payment links, checkout sessions and invoices',
+  'refunds.create': 'refunds',
+  'disputes.manage': 'disputes',
+  'fraud.manage': 'fraud rules and reviews',
+  'keys.manage': 'managing API keys',
+  'webhooks.manage': 'managing webhook endpoints',
+  'settings.manage': 'the account settings',
+  'team.manage': 'managing the team',
+  'refunds.limit': "the support role's refund limit",
+  'audit.read': 'the audit log',
+};
+
+export const ROLE_REFUSED = 'Your role does not allow this';
+
+/**
+ * The first handler of every dashboard route (issue 25): the session's role must hold the
+ * permission, else a 403 page, before anything is read or changed. The role is read with the
+ * session on every request, so a change of role applies to the next request.
+ */
+export function allow(permission: Permission): Guard {
+  const guard = (_req: Request, res: Response, next: NextFunction) => {
+    const se = dashLocals(res).session;
+    if (!se) throw new Error('dashboard route reached without a session');
+    if (!can(se.role, permission)) {
+      throw new FormRefused(403, ROLE_REFUSED, `Your role (${se.role}) does not allow ${WHAT[permission]}. An owner or administrator of the account can change your role.`);
+    }
+    next();
+  };
+  return Object.assign(guard, { permission });
 }
 
 /**

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { html, raw, type Html } from '../pages/html.ts';
 import { FAVICON_HREF } from '../pages/layout.ts';
+import { can, type Permission } from '../team/roles.ts';
 import type { SessionRow } from './store.ts';
 
 /**
@@ -22,6 +23,7 @@ header.top{background:#fff;border-bottom:1px solid #e6e8ee}
 .top-inner{max-width:80rem;margin:0 auto;padding:.625rem 1rem;display:flex;flex-wrap:wrap;align-items:center;gap:.5rem 1rem}
 .brand{font-weight:700;font-size:1.0625rem;margin-right:auto;overflow-wrap:anywhere}
 form.inline{display:inline;margin:0}
+select{max-width:100%}
 .mode{display:flex;flex-wrap:wrap;align-items:center;gap:.5rem;font-size:.875rem}
 .pill{display:inline-block;font-size:.8125rem;font-weight:700;padding:.125rem .5rem;border-radius:999px;white-space:nowrap}
 .pill.test{background:#fff1e0;color:#8a4500}
@@ -113,7 +115,12 @@ details.disclose>summary{cursor:pointer;font-weight:600;color:#4b44d6;padding:.2
 .bars meter{width:100%;height:1rem}
 .qr{display:block;width:12rem;max-width:100%;height:auto;background:#fff;border:1px solid #e6e8ee;border-radius:8px;padding:.5rem}
 .chart svg{display:block;width:100%;height:auto}
-.chart .axis{font-size:.8125rem;color:#5b6478;display:flex;justify-content:space-between}
+.chart .axis{font-size:.8125rem;color:#5b6478;display:flex;justify-content:space-between;gap:1rem}
+.chart{margin:0 0 1rem}
+.report-currency>h2{font-size:1.25rem;margin:1.5rem 0 .75rem}
+.report-currency .grid{grid-template-columns:repeat(auto-fit,minmax(9rem,1fr))}
+.chart-heading{font-size:.9375rem;margin:1rem 0 .25rem;color:#3c4257}
+.report-currency h3.stat-label{font-size:.875rem}
 /* payments */
 .pay-badges{display:inline-flex;flex-wrap:wrap;gap:.25rem}
 .refund-form>h3,.dispute>h3{font-size:1rem;margin:1.25rem 0 .75rem;display:flex;flex-wrap:wrap;align-items:center;gap:.5rem}
@@ -154,6 +161,12 @@ table.attempts td::before{content:attr(data-label);color:#5b6478;font-size:.8125
 .wh-intro{margin-top:0}
 .wh-wide{display:block;min-width:14rem}
 input.wh-since{max-width:18rem}
+/* search */
+form.top-search{display:flex;gap:.375rem;flex:1 1 14rem;max-width:24rem;margin:0}
+form.top-search input{min-width:0;flex:1 1 auto}
+.search-form{display:flex;flex-wrap:wrap;align-items:flex-end;gap:.5rem 1rem;margin:0 0 .5rem}
+.search-form .field{margin:0}
+.search-form .search-query{flex:1 1 18rem}
 /* api-keys */
 .card>.intro:first-child{margin-top:0}
 /* settings */
@@ -161,6 +174,14 @@ input.wh-since{max-width:18rem}
 .brand-preview img{display:block;max-height:2.5rem;max-width:10rem;width:auto;height:auto}
 .brand-sample{display:block;max-width:100%;height:auto;margin:0 0 .5rem}
 input[type=color]{max-width:6rem;padding:.25rem;cursor:pointer}
+/* security */
+.qr svg{display:block;width:100%;height:auto}
+ol.steps{padding-left:1.25rem;margin:0 0 1rem}ol.steps li{margin:0 0 .75rem}
+ul.recovery-codes{list-style:none;padding:0;margin:0 0 1rem;display:grid;grid-template-columns:repeat(auto-fill,minmax(10rem,1fr));gap:.5rem}
+ul.recovery-codes code{font-size:.9375rem}
+form.again{margin-top:.75rem}
+form[data-passkey-register]{margin-top:1rem}
+#passkey-name{max-width:24rem}
 @media (max-width:60rem){.frame{display:block;padding:0 .75rem}
 nav.sections{padding:.5rem 0 0;display:flex;flex-wrap:wrap;gap:.125rem .25rem;border-bottom:1px solid #e6e8ee;padding-bottom:.5rem}
 nav.sections .group{display:none}
@@ -186,12 +207,23 @@ export type Section =
   | 'webhooks'
   | 'api-keys'
   | 'settings'
-  | 'users';
+  | 'security'
+  | 'team'
+  | 'audit-log'
+  /** The search results (issue 27): reached from the top bar's box, not listed in the navigation. */
+  | 'search'
+  | 'exports'
+  | 'reports'
+  | 'fraud';
 
-const NAV: Array<{ group: string; items: Array<[Section, string]> }> = [
-  { group: 'Payments', items: [['home', 'Home'], ['payments', 'Payments'], ['checkout-sessions', 'Checkout sessions'], ['payment-links', 'Payment links'], ['customers', 'Customers'], ['invoices', 'Invoices']] },
-  { group: 'Developers', items: [['events', 'Events'], ['webhooks', 'Webhooks'], ['api-keys', 'API keys']] },
-  { group: 'Account', items: [['settings', 'Settings'], ['users', 'Users']] },
+/** The sections, each with the permission its pages ask for (the routes' guards check it; the navigation only hides what the role cannot open). */
+const NAV: Array<{ group: string; items: Array<[Section, string, Permission]> }> = [
+  {
+    group: 'Payments',
+    items: [['home', 'Home', 'read'], ['payments', 'Payments', 'read'], ['checkout-sessions', 'Checkout sessions', 'read'], ['payment-links', 'Payment links', 'read'], ['customers', 'Customers', 'read'], ['invoices', 'Invoices', 'read'], ['reports', 'Reports', 'read'], ['exports', 'Exports', 'export'], ['fraud', 'Fraud', 'fraud.manage']],
+  },
+  { group: 'Developers', items: [['events', 'Events', 'developers.read'], ['webhooks', 'Webhooks', 'developers.read'], ['api-keys', 'API keys', 'developers.read']] },
+  { group: 'Account', items: [['settings', 'Settings', 'settings.manage'], ['security', 'Security', 'read'], ['team', 'Team', 'team.manage'], ['audit-log', 'Audit log', 'audit.read']] },
 ];
 
 const SECTIONS = new Set<string>(NAV.flatMap((g) => g.items.map(([key]) => key)));
@@ -238,11 +270,19 @@ export interface ShellPage {
   actions?: Html;
 }
 
+/** What the whole deployment lacks, said on every page until it is set (issue 22). */
+export interface ShellNotices {
+  /** SMTP_URL is unset: emails only go to the log. */
+  emailUnset: boolean;
+}
+
+const EMAIL_BANNER = html`<div class="alert warn" role="note" data-email-banner><p><strong>Email is not set up.</strong> SMTP_URL is unset, so receipts, invoices, reminders and invitations are written to the service's log, not sent: nobody receives them, and they are listed as logged. Set SMTP_URL and EMAIL_FROM to send them.</p></div>`;
+
 /**
  * A page of a signed-in user: the test banner in test mode, the top bar, the sections, then the
  * page. `csrf` signs the mode switch and sign-out forms; `script` is the versioned script URL.
  */
-export function shellPage(session: SessionRow, csrf: string, script: string, p: ShellPage): string {
+export function shellPage(session: SessionRow, csrf: string, script: string, p: ShellPage, notices: ShellNotices = { emailUnset: false }): string {
   const name = session.business_name ?? session.account_id;
   const live = session.livemode;
   return documentOf(
@@ -251,6 +291,11 @@ export function shellPage(session: SessionRow, csrf: string, script: string, p: 
 ${live ? '' : html`<div class="test-banner" role="note">TEST MODE: you are viewing test data. Nothing here is real money.</div>`}
 <header class="top"><div class="top-inner">
 <span class="brand">${name}</span>
+<form class="inline top-search" method="get" action="/dashboard/search" role="search">
+<label for="top-search-q" class="sr-only">Search payments</label>
+<input id="top-search-q" type="search" name="q" placeholder="Search payments" maxlength="1000" autocomplete="off">
+<button type="submit">Search</button>
+</form>
 <form class="inline mode" method="post" action="/dashboard/mode">
 <input type="hidden" name="_csrf" value="${csrf}">
 <input type="hidden" name="mode" value="${live ? 'test' : 'live'}">
@@ -264,12 +309,15 @@ ${live ? '' : html`<div class="test-banner" role="note">TEST MODE: you are viewi
 </form>
 </div></header>
 <div class="frame">
-<nav class="sections" aria-label="Dashboard">${NAV.map(
-      (g) => html`<p class="group" aria-hidden="true">${g.group}</p><ul>${g.items.map(
-        ([key, label]) => html`<li><a href="${sectionPath(key)}"${key === p.section ? raw(' aria-current="page"') : ''}>${label}</a></li>`,
-      )}</ul>`,
-    )}</nav>
+<nav class="sections" aria-label="Dashboard">${NAV.map((g) => ({ ...g, items: g.items.filter(([, , permission]) => can(session.role, permission)) }))
+      .filter((g) => g.items.length)
+      .map(
+        (g) => html`<p class="group" aria-hidden="true">${g.group}</p><ul>${g.items.map(
+          ([key, label]) => html`<li><a href="${sectionPath(key)}"${key === p.section ? raw(' aria-current="page"') : ''}>${label}</a></li>`,
+        )}</ul>`,
+      )}</nav>
 <main id="main">
+${notices.emailUnset ? EMAIL_BANNER : ''}
 ${p.crumbs?.length ? html`<p class="crumbs">${p.crumbs.map(([label, href], i) => html`${i ? ' / ' : ''}<a href="${href}">${label}</a>`)}</p>` : ''}
 <div class="title-row"><h1>${p.title}</h1>${p.actions ? html`<div class="actions">${p.actions}</div>` : ''}</div>
 ${p.body}

@@ -1,10 +1,14 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { pathToFileURL } from 'node:url';
 import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
 import { parseCookie, stringifySetCookie } from 'cookie';
 import { isDatabaseUnavailable } from '../lib/dependencies.ts';
 import { ApiError } from '../lib/errors.ts';
+import { scriptAsset } from '../pages/assets.ts';
 import { clientAddress, createCsrf, formText, hostedPageSecurity, refuseUnreadableInput, staticScript } from '../pages/index.ts';
 import type { Services } from '../services.ts';
-import { dashContext, dashLocals, FORM_EXPIRED, FormRefused, sessionScope, type DashContext } from './context.ts';
+import { allow, dashContext, dashLocals, FORM_EXPIRED, FormRefused, sessionScope, type DashContext } from './context.ts';
 import { apiKeysPages } from './api-keys/pages.ts';
 import { checkoutSessionsPages } from './checkout/pages.ts';
 import { customersPages } from './customers/pages.ts';
@@ -13,14 +17,22 @@ import { homePages } from './home/pages.ts';
 import { invoicesPages } from './invoices/pages.ts';
 import { paymentLinksPages } from './payment-links/pages.ts';
 import { paymentsPages } from './payments/pages.ts';
+import { securityPages } from './security/pages.ts';
+import { afterPassword, secondStepRouter } from './security/sign-in.ts';
 import { settingsPages } from './settings/pages.ts';
 import { webhooksPages } from './webhooks/pages.ts';
 import { html } from '../pages/html.ts';
 import { DASH_CSS_HASH, DASH_SCRIPT_PATH, messagePage, sectionOf, sectionPath } from './layout.ts';
 import { dummyHash, hashPassword, passwordProblem, verifyPassword, PASSWORD_MAX } from './password.ts';
-import { deleteSession, findPasswordToken, findSession, hashToken, insertSession, setSessionMode, usePasswordToken, usersForSignIn } from './store.ts';
+import { deleteSession, findPasswordToken, findSession, hashToken, setSessionMode, usePasswordToken, usersForSignIn } from './store.ts';
+import { auditFailedSignIn, startAuditedSession } from './sign-in-audit.ts';
 import { signInThrottle } from './throttle.ts';
-import { usersPages } from './users/pages.ts';
+import { teamPages } from './team/pages.ts';
+import { auditLogPages } from './audit-log/pages.ts';
+import { searchPages } from './search/pages.ts';
+import { fraudPages } from './fraud/pages.ts';
+import { exportsPages } from './exports/pages.ts';
+import { reportsPages } from './reports/pages.ts';
 import { setPasswordPage, signInPage } from './views.ts';
 import { alertBox, card } from './widgets.ts';
 
@@ -38,13 +50,22 @@ const BACK = /^\/dashboard(\/[a-z-]+)?$/;
 
 const script = staticScript(new URL('./assets/dashboard.js', import.meta.url));
 const SCRIPT_URL = `${DASH_SCRIPT_PATH}?${script.version}`;
+// Passkeys (issue 25): @simplewebauthn/browser's bundle, served from here as ours is (no CDN), and our script that uses it.
+const webauthnLibrary = scriptAsset(
+  readFileSync(new URL('../dist/bundle/index.umd.min.js', pathToFileURL(createRequire(import.meta.url).resolve('@simplewebauthn/browser')))),
+);
+const passkeysScript = staticScript(new URL('./assets/passkeys.js', import.meta.url));
+const PASSKEY_SCRIPTS = {
+  library: `${DASHBOARD_PATH}/assets/webauthn.js?${webauthnLibrary.version}`,
+  passkeys: `${DASHBOARD_PATH}/assets/passkeys.js?${passkeysScript.version}`,
+};
 const locals = dashLocals;
 
 /**
  * The sections of the dashboard, each a router of its own folder, mounted here and nowhere else
  * (in the order of the navigation, layout.ts). Every one is given the same context.
  */
-const SECTIONS: Array<[string, (ctx: DashContext) => Router]> = [
+export const SECTIONS: Array<[string, (ctx: DashContext) => Router]> = [
   ['/', homePages],
   ['/payments', paymentsPages],
   ['/checkout-sessions', checkoutSessionsPages],
@@ -55,7 +76,13 @@ const SECTIONS: Array<[string, (ctx: DashContext) => Router]> = [
   ['/webhooks', webhooksPages],
   ['/api-keys', apiKeysPages],
   ['/settings', settingsPages],
-  ['/users', usersPages],
+  ['/security', (ctx) => securityPages(ctx, PASSKEY_SCRIPTS)],
+  ['/team', teamPages],
+  ['/audit-log', auditLogPages],
+  ['/search', searchPages],
+  ['/exports', exportsPages],
+  ['/reports', reportsPages],
+  ['/fraud', fraudPages],
 ];
 
 /**
@@ -74,6 +101,8 @@ export function dashboardRouter(s: Services): Router {
   // Forms: small ones for whoever is signed out (sign-in, set-password); a signed-in user's forms
   // may be larger (a dispute's evidence: 18 fields of up to 20,000 characters).
   const publicForm = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
+  // The second step's forms may carry a passkey's answer (a few kilobytes of JSON).
+  const stepForm = express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 20 });
   const signedInForm = express.urlencoded({ extended: false, limit: '1mb', parameterLimit: 200 });
   const send = (res: Response, status: number, body: string) => res.status(status).type('html').send(body);
   const secureCookie = (req: Request) => req.secure || s.config.publicBaseUrl.startsWith('https:');
@@ -90,6 +119,8 @@ export function dashboardRouter(s: Services): Router {
     }),
   );
   r.get('/assets/dashboard.js', script.handler);
+  r.get('/assets/webauthn.js', webauthnLibrary.handler);
+  r.get('/assets/passkeys.js', passkeysScript.handler);
 
   // The session of the cookie, if any and still within both limits.
   r.use(async (req, res, next) => {
@@ -105,12 +136,21 @@ export function dashboardRouter(s: Services): Router {
   r.use((req, res, next) => {
     if (locals(res).session) return signedInForm(req, res, next);
     if (req.path === '/sign-in' || req.path === '/set-password') return publicForm(req, res, next);
+    if (req.path.startsWith('/sign-in/')) return stepForm(req, res, next);
     next();
   });
   r.use((req, res, next) => {
     if (refuseUnreadableInput(req, res, ['password', 'confirm'])) return;
     next();
   });
+
+  /** A new session on every sign-in; the one the browser came with (if any) ends. */
+  const openSession = async (req: Request, res: Response, userId: string) => {
+    const old = locals(res).sessionTokenHash;
+    if (old) await deleteSession(s.sql, old);
+    const token = await startAuditedSession(s.sql, userId, clientAddress(req));
+    res.append('Set-Cookie', stringifySetCookie(SESSION_COOKIE, token, { ...cookieOptions(req), maxAge: cfg.sessionMaxSeconds }));
+  };
 
   const clearSessionCookie = (req: Request, res: Response) =>
     res.append('Set-Cookie', stringifySetCookie(SESSION_COOKIE, '', { ...cookieOptions(req), maxAge: 0 }));
@@ -120,6 +160,8 @@ export function dashboardRouter(s: Services): Router {
   const NOTICES: Record<string, string> = {
     password_set: 'Your password is set. Sign in with it.',
     signed_out: 'You are signed out.',
+    step_expired: 'Your sign-in took too long or was already used. Sign in again.',
+    too_many_codes: 'Too many wrong codes. Sign in again.',
   };
 
   r.get('/sign-in', async (req, res) => {
@@ -135,12 +177,19 @@ export function dashboardRouter(s: Services): Router {
     const again = async (status: number, error: string) =>
       send(res, status, signInPage({ csrf: await csrf.token(req, res, CSRF_SIGN_IN), email, error }));
     if (!(await csrf.verify(req, CSRF_SIGN_IN))) return again(403, FORM_EXPIRED);
-    const wait = await throttle.take(clientAddress(req), email);
-    if (wait !== null) {
+    const client = clientAddress(req);
+    const gate = await throttle.before(client, email);
+    if ('refused' in gate) {
+      const wait = gate.refused.retryAfterSeconds;
       res.setHeader('Retry-After', String(wait));
       const minutes = Math.ceil(wait / 60);
       req.log.info({ component: 'dashboard' }, 'dashboard sign-in throttled');
       return again(429, `Too many sign-in attempts. Please try again in ${minutes === 1 ? 'a minute' : `${minutes} minutes`}.`);
+    }
+    if (gate.delayMs > 0) {
+      // Many wrong passwords for this email from anywhere: slowed, never refused (throttle.ts).
+      req.log.info({ component: 'dashboard', delayMs: gate.delayMs }, 'dashboard sign-in slowed');
+      await new Promise((r) => setTimeout(r, gate.delayMs));
     }
     // The same work whether or not the email is a user: a dummy hash is verified when none is.
     const candidates = email && password.length <= PASSWORD_MAX ? await usersForSignIn(s.sql, email) : [];
@@ -152,17 +201,21 @@ export function dashboardRouter(s: Services): Router {
     }
     if (!candidates.length) await verifyPassword(password.slice(0, PASSWORD_MAX), await dummyHash());
     if (!user) {
+      await throttle.failed(client, email);
+      await auditFailedSignIn(s.sql, candidates, client);
       req.log.info({ component: 'dashboard' }, 'dashboard sign-in refused');
       return again(401, SIGN_IN_FAILED);
     }
-    // A new session on every sign-in; the one the browser came with (if any) ends.
-    const old = locals(res).sessionTokenHash;
-    if (old) await deleteSession(s.sql, old);
-    const token = await insertSession(s.sql, user.id);
-    res.append('Set-Cookie', stringifySetCookie(SESSION_COOKIE, token, { ...cookieOptions(req), maxAge: cfg.sessionMaxSeconds }));
+    await throttle.succeeded(client, email);
+    // A second factor to give (or, where the account requires one, to set up) before any session (issue 25).
+    const step = await afterPassword(s, req, res, user.id, cookieOptions(req));
+    if (step) return res.redirect(303, step);
+    await openSession(req, res, user.id);
     req.log.info({ component: 'dashboard', user: user.id, account: user.account_id }, 'dashboard sign-in');
     res.redirect(303, DASHBOARD_PATH);
   });
+
+  r.use('/sign-in', secondStepRouter(s, { csrf, scripts: PASSKEY_SCRIPTS, cookieOptions, openSession }));
 
   const linkGone = (res: Response) =>
     send(res, 410, messagePage('This link no longer works', 'A link to choose a password works once and for a limited time. Ask someone of your team for a new one.'));
@@ -207,6 +260,7 @@ export function dashboardRouter(s: Services): Router {
 
   r.post(
     '/mode',
+    allow('read'),
     checked(async (req, res) => {
       const se = ctx.session(res);
       const body = req.body as Record<string, unknown>;
@@ -220,6 +274,7 @@ export function dashboardRouter(s: Services): Router {
 
   r.post(
     '/sign-out',
+    allow('read'),
     checked(async (req, res) => {
       const se = ctx.session(res);
       await deleteSession(s.sql, se.token_hash);

@@ -1,12 +1,14 @@
 import { newId } from '../lib/ids.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Db, Sql } from '../db/sql.ts';
+import type { Role } from '../team/roles.ts';
 
 /** A dashboard user; password_hash is never presented anywhere. */
 export interface UserRow {
   id: string;
   account_id: string;
   email: string;
+  role: Role;
   password_hash: string | null;
   created_at: Date;
   last_sign_in_at: Date | null;
@@ -18,6 +20,8 @@ export interface SessionRow {
   user_id: string;
   account_id: string;
   email: string;
+  /** The user's role now (read with the session on every request: a change applies at once). */
+  role: Role;
   business_name: string | null;
   livemode: boolean;
   created_at: Date;
@@ -29,9 +33,9 @@ export const hashToken = (token: string): Buffer => createHash('sha256').update(
 export const newToken = (): string => randomBytes(32).toString('base64url');
 export const newUserId = (): string => newId('usr');
 
-export async function insertUser(sql: Db, accountId: string, email: string): Promise<UserRow> {
+export async function insertUser(sql: Db, accountId: string, email: string, role: Role = 'owner'): Promise<UserRow> {
   const [row] = await sql<UserRow[]>`
-    insert into dashboard_users (id, account_id, email) values (${newUserId()}, ${accountId}, ${email})
+    insert into dashboard_users (id, account_id, email, role) values (${newUserId()}, ${accountId}, ${email}, ${role})
     returning *`;
   return row!;
 }
@@ -99,7 +103,7 @@ export async function insertSession(sql: Db, userId: string, livemode = false): 
 export async function findSession(sql: Db, token: string, idleSeconds: number, maxSeconds: number): Promise<SessionRow | null> {
   const hash = hashToken(token);
   const [row] = await sql<(SessionRow & { expired: boolean })[]>`
-    select s.token_hash, s.user_id, u.account_id, u.email, a.business_name, s.livemode, s.created_at, s.last_seen_at,
+    select s.token_hash, s.user_id, u.account_id, u.email, u.role, a.business_name, s.livemode, s.created_at, s.last_seen_at,
       (s.last_seen_at < now() - make_interval(secs => ${idleSeconds}) or s.created_at < now() - make_interval(secs => ${maxSeconds})) as expired
     from dashboard_sessions s join dashboard_users u on u.id = s.user_id join accounts a on a.id = u.account_id
     where s.token_hash = ${hash}`;

@@ -1,3 +1,5 @@
+import { emailStatus, LOGGED_NOTE } from '../email/presenter.ts';
+import type { EmailRow } from '../email/store.ts';
 import { formatAmount } from '../lib/currency.ts';
 import { html, raw, type Html } from '../pages/html.ts';
 import { alertBox } from '../pages/layout.ts';
@@ -24,9 +26,43 @@ export function statusBadge(status: string): Html {
     SUCCEEDED: 'good', COMPLETE: 'good', PAID: 'good', ACTIVE: 'good', WON: 'good', SENT: 'good', COMPLETED: 'good',
     FAILED: 'bad', LOST: 'bad', VOID: 'bad', UNCOLLECTIBLE: 'bad', CANCELLED: 'plain', EXPIRED: 'plain', REVOKED: 'bad',
     PENDING: 'warn', OPEN: 'info', NEEDS_RESPONSE: 'warn', UNDER_REVIEW: 'info', PAUSED: 'warn', DRAFT: 'plain', DISPUTED: 'bad',
-    REFUNDED: 'plain', 'PARTLY REFUNDED': 'warn', EXPIRING: 'warn',
+    REFUNDED: 'plain', 'PARTLY REFUNDED': 'warn', EXPIRING: 'warn', DISABLED: 'bad', FAILING: 'warn',
   };
   return badge(status.replaceAll('_', ' '), tone[status] ?? 'plain');
+}
+
+/** An email's status: LOGGED (SMTP_URL unset: nobody received it) says so beside its badge. */
+export function emailStatusCell(e: Pick<EmailRow, 'status' | 'transport'>): Html {
+  const status = emailStatus(e);
+  return status === 'LOGGED' ? html`${badge('LOGGED', 'warn')} <span class="hint">${LOGGED_NOTE}</span>` : statusBadge(status);
+}
+
+/** A checkout session's line items (name, quantity, unit price, total), or a sentence when it has none. */
+export function lineItemsTable(items: ReadonlyArray<{ name: string; quantity: number; amount: number }> | null, currency: string, amountCents: number): Html {
+  if (!items?.length) return html`<p class="muted">No line items: the session charges its amount, ${money(amountCents, currency)}.</p>`;
+  return table(
+    [
+      { label: 'Item', cell: (i) => i.name },
+      { label: 'Quantity', cell: (i) => i.quantity, num: true },
+      { label: 'Unit price', cell: (i) => money(i.amount, currency), num: true },
+      { label: 'Total', cell: (i) => money(i.amount * i.quantity, currency), num: true },
+    ],
+    items,
+    null,
+    '',
+  );
+}
+
+/**
+ * A link to a customer's page, or (the customer was deleted since) its id with "deleted": never a
+ * link to a 404. `known` holds the ids that still exist; `label` is what the link reads.
+ */
+export function customerRef(id: string, known: ReadonlySet<string>, label: string = id): Html {
+  return known.has(id)
+    ? html`<a${label === id ? raw(' class="mono"') : ''} href="/dashboard/customers/${id}">${label}</a>`
+    : label === id
+      ? html`<span class="mono">${id}</span> <span class="muted">(deleted)</span>`
+      : html`${label} <span class="muted">(customer deleted)</span>`;
 }
 
 export interface Column<R> {

@@ -1,6 +1,7 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { fileURLToPath } from 'node:url';
 import path from 'node:path';
+import { setRoleBounds, type DbTimeouts } from './bounds.ts';
 import type { Sql } from './sql.ts';
 
 const MIGRATIONS_DIR = fileURLToPath(new URL('../../migrations/', import.meta.url));
@@ -52,4 +53,15 @@ export async function migrate(sql: Sql, dir = MIGRATIONS_DIR): Promise<string[]>
     if (did) applied.push(file);
   }
   return applied;
+}
+
+/**
+ * Behind a transaction pooler (DATABASE_TRANSACTION_POOLING): writes the bounds as the role's
+ * defaults in this database (src/db/bounds.ts), under the migrations' lock. Run after `migrate`.
+ */
+export async function migrateRoleBounds(sql: Sql, t: DbTimeouts): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${LOCK_KEY})`;
+    await setRoleBounds(tx, t);
+  });
 }

@@ -1,16 +1,14 @@
 import type { Logger } from 'pino';
 import { within } from '../queue/bound.ts';
-import type { Services } from '../services.ts';
-import type { TxSql } from './sql.ts';
+import type { Sql, TxSql } from './sql.ts';
 
 /**
- * A unit of work: the transaction's sql, the services it runs under (so that code holding only a
- * Tx can reach the queues), and hooks that run only once it has committed (enqueueing jobs for
- * the rows it wrote: DESIGN 1, transactional outbox).
+ * A unit of work: the transaction's sql and hooks that run only once it has committed (enqueueing
+ * jobs for the rows it wrote: DESIGN 1, transactional outbox). Nothing else: a function that needs
+ * the queues, the config or the log inside a transaction is handed them (docs/architecture.md, Tx).
  */
 export interface Tx {
   sql: TxSql;
-  s: Services;
   afterCommit(hook: () => unknown): void;
 }
 
@@ -19,9 +17,9 @@ export interface Tx {
  * hooks at most ENQUEUE_WAIT_MS: the committed rows are the promise, so a slow or absent Redis
  * never holds the answer (the hooks carry on, and the reconcile job enqueues what they could not).
  */
-export async function withTx<T>(s: Services, log: Logger, work: (tx: Tx) => Promise<T>): Promise<T> {
+export async function withTx<T>(db: { sql: Sql }, log: Logger, work: (tx: Tx) => Promise<T>): Promise<T> {
   const hooks: Array<() => unknown> = [];
-  const result = (await s.sql.begin((t) => work({ sql: t, s, afterCommit: (h) => hooks.push(h) }))) as T;
+  const result = (await db.sql.begin((t) => work({ sql: t, afterCommit: (h) => hooks.push(h) }))) as T;
   if (hooks.length > 0) {
     await within(runHooks(hooks, log)).catch((err: Error) => log.warn({ err: err.message }, 'after-commit hooks still running; answering without them'));
   }

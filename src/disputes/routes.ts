@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { apiActor } from '../auth/middleware.ts';
 import { resourceMissing } from '../lib/errors.ts';
 import { parseListQuery, toList } from '../lib/pagination.ts';
 import { pathId, validate } from '../lib/validate.ts';
@@ -27,13 +28,13 @@ export function disputesRouter(s: Services): Router {
   r.patch('/:id', async (req, res) => {
     const id = disputeId(req.params.id);
     const input = validate(UpdateDispute, req.body);
-    res.json(presentDispute(await service.updateDispute(s, req.auth, id, input, req.log)));
+    res.json(presentDispute(await service.updateDispute(s, req.auth, id, input, req.log, apiActor(req))));
   });
 
   r.post('/:id/close', async (req, res) => {
     const id = disputeId(req.params.id);
     validate(CloseDispute, req.body);
-    res.json(presentDispute(await service.closeDispute(s, req.auth, id, req.log)));
+    res.json(presentDispute(await service.closeDispute(s, req.auth, id, req.log, apiActor(req))));
   });
 
   return r;

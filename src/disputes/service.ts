@@ -1,9 +1,10 @@
 import type { Logger } from 'pino';
+import { recordAudit, type AuditActor } from '../audit/store.ts';
 import { withTx, type Tx } from '../db/tx.ts';
 import { ApiError, resourceMissing } from '../lib/errors.ts';
 import { newId } from '../lib/ids.ts';
 import { ownerOf, type Owner } from '../lib/owner.ts';
-import { processorFor, requireProcessor } from '../processor/select.ts';
+import { assertChargesEnabled, processorFor, requireProcessor } from '../processor/select.ts';
 import type { ProcessorDispute } from '../processor/types.ts';
 import type { Services } from '../services.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
@@ -12,6 +13,7 @@ import { presentDispute } from './presenter.ts';
 import type { DisputeStatus, Evidence, UpdateDispute } from './schema.ts';
 import * as store from './store.ts';
 import type { DisputeRow } from './store.ts';
+import { countDisputeClosed, countDisputeOpened } from '../reports/store.ts';
 
 /**
  * How long a processor call (submit, close) may stay unanswered before the sweeper repeats it.
@@ -57,8 +59,10 @@ export async function recordProcessorDispute(s: Services, d: ProcessorDispute, l
     });
     if (!row) return null; // already recorded (the job and the reconcile pass both asked)
     await store.markPaymentDisputed(tx.sql, o, payment.id);
-    await recordEvent(tx, o.accountId, 'dispute.created', presentDispute(row));
-    if (isFinal(row.status)) await recordEvent(tx, o.accountId, 'dispute.closed', presentDispute(row));
+    await countDisputeOpened(tx.sql, row); // the reports' rollups, in this transaction (src/reports)
+    await countDisputeClosed(tx.sql, row);
+    await recordEvent(tx, s, o.accountId, 'dispute.created', presentDispute(row));
+    if (isFinal(row.status)) await recordEvent(tx, s, o.accountId, 'dispute.closed', presentDispute(row));
     log.info({ disputeId: row.id, paymentId: payment.id }, 'payment disputed');
     return row;
   });
@@ -98,7 +102,8 @@ export async function recordDisputeEvent(s: Services, d: ProcessorDispute, livem
     const current = await store.lockDispute(tx.sql, ownerOf(row), row.id);
     if (!current || isFinal(current.status) || current.pending_action) return;
     const closed = await store.updateDispute(tx.sql, row.id, { status, closed_at: new Date() });
-    await recordEvent(tx, row.account_id, 'dispute.closed', presentDispute(closed));
+    await countDisputeClosed(tx.sql, closed);
+    await recordEvent(tx, s, row.account_id, 'dispute.closed', presentDispute(closed));
   });
 }
 
@@ -109,7 +114,8 @@ async function recordDecision(s: Services, o: Owner, id: string, status: Dispute
     const current = await store.lockDispute(tx.sql, o, id);
     if (!current || current.status !== 'UNDER_REVIEW' || current.pending_action) return null;
     const row = await store.updateDispute(tx.sql, id, { status, closed_at: new Date() });
-    await recordEvent(tx, o.accountId, 'dispute.closed', presentDispute(row));
+    await countDisputeClosed(tx.sql, row);
+    await recordEvent(tx, s, o.accountId, 'dispute.closed', presentDispute(row));
     return row;
   });
 }
@@ -174,10 +180,11 @@ async function recordAnswer(s: Services, o: Owner, id: string, d: ProcessorDispu
       ...(isFinal(status) ? { closed_at: new Date() } : {}),
     });
     if (status === 'UNDER_REVIEW') {
-      await recordEvent(tx, o.accountId, 'dispute.updated', presentDispute(row));
+      await recordEvent(tx, s, o.accountId, 'dispute.updated', presentDispute(row));
       tx.afterCommit(() => enqueueDecisionCheck(s, row));
     } else if (isFinal(status)) {
-      await recordEvent(tx, o.accountId, 'dispute.closed', presentDispute(row));
+      if (!isFinal(current.status)) await countDisputeClosed(tx.sql, row);
+      await recordEvent(tx, s, o.accountId, 'dispute.closed', presentDispute(row));
     }
     return row;
   });
@@ -199,30 +206,39 @@ async function callAndRecord(s: Services, row: DisputeRow, log: Logger): Promise
 }
 
 /** PATCH: evidence merged (dispute.updated), and with submit the evidence sent (→ UNDER_REVIEW). */
-export async function updateDispute(s: Services, o: Owner, id: string, input: UpdateDispute, log: Logger): Promise<DisputeRow> {
+export async function updateDispute(s: Services, o: Owner, id: string, input: UpdateDispute, log: Logger, actor: AuditActor): Promise<DisputeRow> {
   const row = await withTx(s, log, async (tx) => {
     const current = await store.lockDispute(tx.sql, o, id);
     if (!current) throw resourceMissing('dispute', id);
     if (input.evidence === undefined && !input.submit) return current; // nothing asked for
     assertOpen(current, input.evidence !== undefined ? 'evidence' : 'submit');
+    // Submitting calls the processor: without live keys, refused before anything is recorded (issue 21).
+    if (input.submit) assertChargesEnabled(s, o.livemode, 'no evidence can be submitted');
     let next = current;
     if (input.evidence !== undefined) {
       const evidence = mergeEvidence(current.evidence, input.evidence);
       if (JSON.stringify(evidence) !== JSON.stringify(current.evidence)) next = await store.updateDispute(tx.sql, id, { evidence });
     }
+    if (next !== current || input.submit) {
+      // Which evidence fields changed, never their text (it may hold a customer's details).
+      const fields = input.evidence ? Object.keys(input.evidence) : [];
+      await recordAudit(tx.sql, { accountId: o.accountId, livemode: o.livemode, actor, action: input.submit ? 'dispute.evidence_submitted' : 'dispute.evidence_updated', object: { type: 'dispute', id }, data: { fields } });
+    }
     if (input.submit) return markPending(tx, next, 'submit');
-    if (next !== current) await recordEvent(tx, o.accountId, 'dispute.updated', presentDispute(next));
+    if (next !== current) await recordEvent(tx, s, o.accountId, 'dispute.updated', presentDispute(next));
     return next;
   });
   return row.pending_action === 'submit' && input.submit ? callAndRecord(s, row, log) : row;
 }
 
 /** POST /close: the merchant accepts the loss (→ LOST, dispute.closed). */
-export async function closeDispute(s: Services, o: Owner, id: string, log: Logger): Promise<DisputeRow> {
+export async function closeDispute(s: Services, o: Owner, id: string, log: Logger, actor: AuditActor): Promise<DisputeRow> {
   const row = await withTx(s, log, async (tx) => {
     const current = await store.lockDispute(tx.sql, o, id);
     if (!current) throw resourceMissing('dispute', id);
     assertOpen(current, 'id');
+    assertChargesEnabled(s, o.livemode, 'no dispute can be closed');
+    await recordAudit(tx.sql, { accountId: o.accountId, livemode: o.livemode, actor, action: 'dispute.accepted', object: { type: 'dispute', id } });
     return markPending(tx, current, 'close');
   });
   return callAndRecord(s, row, log);

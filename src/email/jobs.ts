@@ -11,6 +11,9 @@ export const SEND_JOB = 'send';
 /** States in which a job will still run (or is running): the email needs nothing more. */
 const LIVE = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
 
+/** What queueing an email needs after commit: the queues, the retry settings, and the log for an enqueue that fails. */
+export type SendJobDeps = Pick<Services, 'queues' | 'config' | 'log'>;
+
 const emailQueue = (s: Pick<Services, 'queues'>): Queue => s.queues.get(QUEUE_NAMES.email);
 
 /** EMAIL_MAX_ATTEMPTS attempts with BullMQ's exponential backoff from EMAIL_BACKOFF_BASE_MS. */

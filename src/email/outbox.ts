@@ -1,7 +1,7 @@
 import { getBranding } from '../auth/keys.ts';
 import type { Tx } from '../db/tx.ts';
 import type { Owner } from '../lib/owner.ts';
-import { enqueueSend } from './jobs.ts';
+import { enqueueSend, type SendJobDeps } from './jobs.ts';
 import { insertEmail, type EmailRow, type EmailTemplate } from './store.ts';
 import type { BrandableEmail, EmailBrand, RenderedEmail } from './layout.ts';
 
@@ -29,7 +29,7 @@ export interface NewEmail {
  * job without waiting for it (the reconciler enqueues what was lost).
  * Returns null when dedupeKey was already used.
  */
-export async function queueEmail(tx: Tx, owner: Owner, email: NewEmail): Promise<EmailRow | null> {
+export async function queueEmail(tx: Tx, s: SendJobDeps, owner: Owner, email: NewEmail): Promise<EmailRow | null> {
   const branding = await getBranding(tx.sql, owner.accountId);
   const brand: EmailBrand = { color: branding.brand_color, logoUrl: branding.logo_url };
   const first = email.render({ name: branding.business_name });
@@ -44,7 +44,6 @@ export async function queueEmail(tx: Tx, owner: Owner, email: NewEmail): Promise
     dedupe_key: email.dedupeKey ?? null,
   });
   if (!row) return null;
-  const { s } = tx;
   // Not awaited: the request or payment that caused the email does not wait for Redis at all
   // (bench/email.ts); an enqueue that fails is the repair pass's (`reconcileEmails`).
   tx.afterCommit(() => {
@@ -59,11 +58,11 @@ export async function queueEmail(tx: Tx, owner: Owner, email: NewEmail): Promise
  * (a rendering bug, a constraint) is logged and rolled back to it, so the work commits without the
  * email. Returns null then.
  */
-export async function queueEmailBesides(tx: Tx, owner: Owner, email: NewEmail): Promise<EmailRow | null> {
+export async function queueEmailBesides(tx: Tx, s: SendJobDeps, owner: Owner, email: NewEmail): Promise<EmailRow | null> {
   try {
-    return await tx.sql.savepoint((sp) => queueEmail({ sql: sp, s: tx.s, afterCommit: (h) => tx.afterCommit(h) }, owner, email));
+    return await tx.sql.savepoint((sp) => queueEmail({ sql: sp, afterCommit: (h) => tx.afterCommit(h) }, s, owner, email));
   } catch (err) {
-    tx.s.log.error({ err, template: email.template, relatedObject: email.relatedObject }, 'could not queue an email; the work it belongs to is recorded without it');
+    s.log.error({ err, template: email.template, relatedObject: email.relatedObject }, 'could not queue an email; the work it belongs to is recorded without it');
     return null;
   }
 }

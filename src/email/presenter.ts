@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { created, livemode, nullableUnixTime, objectId, objectName, updated } from '../lib/objects.ts';
 import { unix } from '../lib/time.ts';
-import { EMAIL_STATUSES, EMAIL_TEMPLATES } from './schema.ts';
+import { EMAIL_STATUSES, EMAIL_TEMPLATES, type EmailApiStatus } from './schema.ts';
 import { ONE_TIME_LINK_TEMPLATES, type EmailRow } from './store.ts';
 
 const at = (d: Date | null): number | null => (d ? unix(d) : null);
@@ -23,7 +23,10 @@ export const EmailObject = z
     subject: z.string().meta({ description: 'The subject line.' }),
     text: z.string().meta({ description: 'The plain-text part (not shown for an invitation or a portal link).' }),
     html: z.string().meta({ description: 'The HTML part (not shown for an invitation or a portal link).' }),
-    status: z.enum(EMAIL_STATUSES).meta({ description: '`PENDING` until sent (`SENT`) or given up (`FAILED`, with `last_error`).' }),
+    status: z.enum(EMAIL_STATUSES).meta({
+      description:
+        '`PENDING` until it leaves: `SENT` to the mail server of `SMTP_URL`, or `LOGGED` when `SMTP_URL` is unset (written to the service\'s log, received by nobody); `FAILED` when given up (with `last_error`).',
+    }),
     attempts: z.number().int().meta({ description: 'Sending attempts made so far.' }),
     last_error: z.string().nullable().meta({ description: 'Why the last attempt failed.' }),
     transport: z
@@ -31,13 +34,20 @@ export const EmailObject = z
       .nullable()
       .meta({ description: '`smtp` when sent to the mail server of `SMTP_URL`; `log` when `SMTP_URL` is unset and the email was only logged.' }),
     related_object: z.string().nullable().meta({ description: 'The id of what the email is about: a payment, refund or invoice.' }),
-    sent_at: nullableUnixTime('When it was sent.'),
+    sent_at: nullableUnixTime('When it left: sent, or (`LOGGED`) written to the log.'),
     failed_at: nullableUnixTime('When it was given up.'),
     created: created(),
     updated: updated(),
   })
   .meta({ id: 'email', description: 'An email the service sent, or will send: receipt, refund notice, invoice, reminder, invitation, portal link, installment notices.' });
 export type Email = z.infer<typeof EmailObject>;
+
+/** An email's status as the API and the dashboard say it: an email that only went to the log is LOGGED, never SENT. */
+export const emailStatus = (row: Pick<EmailRow, 'status' | 'transport'>): EmailApiStatus =>
+  row.status === 'SENT' && row.transport === 'log' ? 'LOGGED' : row.status;
+
+/** What the dashboard says beside LOGGED. */
+export const LOGGED_NOTE = 'logged (SMTP_URL is unset)';
 
 /** The email object of GET /v1/emails: what was (or will be) sent, and how its sending went. */
 export function presentEmail(row: EmailRow): Email {
@@ -51,7 +61,7 @@ export function presentEmail(row: EmailRow): Email {
     subject: row.subject,
     text: hidden ? HIDDEN : row.text_body,
     html: hidden ? HIDDEN : row.html_body,
-    status: row.status,
+    status: emailStatus(row),
     attempts: row.attempts,
     last_error: row.last_error,
     transport: row.transport,

@@ -38,6 +38,7 @@ export async function sendEmailJob(s: Services, emailId: string): Promise<string
   // The message has left: recording it must not be lost to a brief Postgres outage (the job would
   // run again and send it twice), so the write is tried a few times before the job gives up.
   await persist(() => store.markSent(s.sql, emailId, s.mailer.kind, messageId));
+  s.metrics.emailsSent.inc({ transport: s.mailer.kind });
   return `sent (attempt ${n}, ${s.mailer.kind})`;
 }
 
@@ -51,6 +52,8 @@ async function failed(s: Services, emailId: string, n: number, err: unknown, log
   const permanent = isPermanentSendError(err);
   const final = permanent || n >= s.config.email.maxAttempts;
   await persist(() => store.recordFailure(s.sql, emailId, why, final));
+  s.metrics.emailSendErrors.inc();
+  if (final) s.metrics.emailsFailed.inc();
   const message = `attempt ${n} of email ${emailId} failed: ${why}`;
   if (!final) throw new Error(message);
   log.warn({ attempts: n, permanent }, 'email FAILED');

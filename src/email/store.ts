@@ -1,3 +1,4 @@
+import { lockKey } from '../db/locks.ts';
 import type { Db, Sql, TxSql } from '../db/sql.ts';
 import { newId } from '../lib/ids.ts';
 import type { Owner } from '../lib/owner.ts';
@@ -12,7 +13,9 @@ export type EmailTemplate =
   | 'invitation'
   | 'portal_link'
   | 'installment_failed'
-  | 'installment_defaulted';
+  | 'installment_defaulted'
+  | 'webhook_endpoint_failing'
+  | 'webhook_endpoint_disabled';
 
 /**
  * The emails that hold a one-time sign-in link (`token=` and 43 characters): a dashboard invitation,
@@ -54,13 +57,22 @@ export interface NewEmailRow {
   dedupe_key: string | null;
 }
 
-/** A new PENDING email; undefined when its dedupe key was already used in this account and mode. */
+/**
+ * A new PENDING email; undefined when its dedupe key was already used in this account and mode
+ * (within the emails kept: RETENTION_EMAILS_DAYS). The table is partitioned by id, so no index can
+ * hold the key unique: writers of one key take turns (src/db/locks.ts) and look for it first.
+ */
 export async function insertEmail(sql: TxSql, o: Owner, e: NewEmailRow): Promise<EmailRow | undefined> {
+  if (e.dedupe_key !== null) {
+    await lockKey(sql, 'emails', `${o.accountId}:${o.livemode}:${e.dedupe_key}`);
+    const [used] = await sql`
+      select 1 from emails where account_id = ${o.accountId} and livemode = ${o.livemode} and dedupe_key = ${e.dedupe_key} limit 1`;
+    if (used) return undefined;
+  }
   const [row] = await sql<EmailRow[]>`
     insert into emails (id, account_id, livemode, to_address, template, subject, text_body, html_body, related_object, dedupe_key)
     values (${newId('em')}, ${o.accountId}, ${o.livemode}, ${e.to_address}, ${e.template}, ${e.subject}, ${e.text_body},
       ${e.html_body}, ${e.related_object}, ${e.dedupe_key})
-    on conflict (account_id, livemode, dedupe_key) where dedupe_key is not null do nothing
     returning *`;
   return row;
 }
@@ -76,12 +88,20 @@ export async function listEmails(sql: Sql, o: Owner, p: ListEmails): Promise<Ema
   return sql<EmailRow[]>`
     select * from emails
     where account_id = ${o.accountId} and livemode = ${o.livemode}
-      ${p.status !== undefined ? sql`and status = ${p.status}` : sql``}
+      ${statusFilter(sql, p.status)}
       ${p.template !== undefined ? sql`and template = ${p.template}` : sql``}
       ${p.related_object !== undefined ? sql`and related_object = ${p.related_object}` : sql``}
       ${p.to !== undefined ? sql`and lower(to_address) = lower(${p.to})` : sql``}
       ${k.where}
     ${k.order} limit ${k.limit}`;
+}
+
+/** The API's status filter on the stored columns: LOGGED is SENT through the log, SENT the rest of SENT. */
+function statusFilter(sql: Sql, status: ListEmails['status']) {
+  if (status === undefined) return sql``;
+  if (status === 'LOGGED') return sql`and status = 'SENT' and transport = 'log'`;
+  if (status === 'SENT') return sql`and status = 'SENT' and transport is distinct from 'log'`;
+  return sql`and status = ${status}`;
 }
 
 /** What the send job needs: the row and the sender name (read when it leaves, so a renamed business shows its new name). */

@@ -3,7 +3,7 @@ import { z } from 'zod';
 /**
  * Every event type: the seven of spec 6.2 in the order the spec lists them (the two invoice events
  * are accepted in `enabled_events` so that a subscription written today keeps working when invoices
- * arrive), then the refund, dispute, invoice and installment plan events this service adds. `object` names the
+ * arrive), then the refund, dispute, invoice, installment plan, review and endpoint events this service adds. `object` names the
  * resource an event of the type carries in `data.object` (the OpenAPI document's webhooks).
  */
 export const EVENT_TYPES = [
@@ -29,6 +29,13 @@ export const EVENT_TYPES = [
   { type: 'installment_plan.completed', object: 'installment_plan', description: 'The last part of an installment plan was paid: the plan is COMPLETED.' },
   { type: 'installment_plan.defaulted', object: 'installment_plan', description: 'A part of an installment plan failed its last retry: the plan is DEFAULTED and its unpaid parts CANCELLED.' },
   { type: 'installment_plan.cancelled', object: 'installment_plan', description: 'An installment plan was cancelled: its unpaid parts are CANCELLED.' },
+  { type: 'payment.review_opened', object: 'payment', description: 'A fraud rule held a payment for review: authorised, not captured, until a person approves or refuses it (or its deadline passes).' },
+  { type: 'payment.review_closed', object: 'payment', description: "A payment's review closed: `review.status` is approved (the payment succeeds), refused or expired (it fails)." },
+  {
+    type: 'webhook_endpoint.disabled',
+    object: 'webhook_endpoint',
+    description: "The service disabled one of the account's webhook endpoints because every attempt to it failed for the failure window; sent to the account's other endpoints.",
+  },
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number]['type'];
@@ -44,6 +51,9 @@ export const EventTypeObject = z
     object: z.literal('event_type').meta({ description: 'Always `event_type`.' }),
     type: z.enum(EVENT_TYPE_NAMES as [EventType, ...EventType[]]).meta({ description: 'The name to list in `enabled_events`.' }),
     description: z.string().meta({ description: 'When an event of this type is sent.' }),
+    schema: z
+      .record(z.string(), z.unknown())
+      .meta({ description: "The JSON Schema (draft 2020-12) of a delivery's body of this type, generated from the same schema as the OpenAPI document's `webhooks` entry: generate receiver types from it." }),
   })
   .meta({ id: 'event_type', description: 'A type of event the service sends.' });
 
@@ -56,12 +66,15 @@ export const EventTypeListObject = z
   })
   .meta({ id: 'event_type_list', description: 'The catalogue of event types.' });
 
+/** Each type's payload schema: made where the resources' schemas are known (src/openapi/events.ts), handed in by src/app.ts. */
+export type PayloadSchemaOf = (type: EventType) => Record<string, unknown>;
+
 /** The catalogue as `GET /v1/event-types` shows it. */
-export function presentEventTypes(): z.infer<typeof EventTypeListObject> {
+export function presentEventTypes(schemaOf: PayloadSchemaOf): z.infer<typeof EventTypeListObject> {
   return {
     object: 'list',
     url: '/v1/event-types',
     has_more: false,
-    data: EVENT_TYPES.map((t) => ({ object: 'event_type', type: t.type, description: t.description })),
+    data: EVENT_TYPES.map((t) => ({ object: 'event_type', type: t.type, description: t.description, schema: schemaOf(t.type) })),
   };
 }

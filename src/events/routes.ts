@@ -3,7 +3,7 @@ import { resourceMissing } from '../lib/errors.ts';
 import { parseListQuery, toList } from '../lib/pagination.ts';
 import { pathId } from '../lib/validate.ts';
 import type { Services } from '../services.ts';
-import { presentEventTypes } from './catalogue.ts';
+import { presentEventTypes, type PayloadSchemaOf } from './catalogue.ts';
 import { presentEvent } from './presenter.ts';
 import { flattenCreated, ListEvents } from './schema.ts';
 import { findEvent, listEvents } from './store.ts';
@@ -28,8 +28,14 @@ export function eventsRouter(s: Services): Router {
   return r;
 }
 
-export function eventTypesRouter(): Router {
+/**
+ * `GET /v1/event-types`: every type, with its payload's JSON Schema. events/ knows no business
+ * component, so the schemas are handed in (src/openapi/events.ts makes them, src/app.ts passes them).
+ */
+export function eventTypesRouter(schemaOf: PayloadSchemaOf): Router {
+  let body: string | undefined;
   return Router().get('/', (_req, res) => {
-    res.json(presentEventTypes());
+    body ??= JSON.stringify(presentEventTypes(schemaOf));
+    res.type('application/json').send(body);
   });
 }

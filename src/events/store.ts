@@ -60,7 +60,8 @@ export async function findEvent(db: Db, o: Owner, id: string): Promise<EventRow 
 }
 
 /**
- * Events are never deleted, so every event stays listable (spec: at least 30 days). Samples of test
+ * Events stay listable for RETENTION_EVENTS_DAYS (30: the spec's at least 30 days), then their
+ * day's partition is dropped (src/retention/); the newest partitions are read first. Samples of test
  * events are not listed: a merchant polling events must never see a made-up payment.
  */
 export async function listEvents(db: Db, o: Owner, p: PageParams, f: EventFilters): Promise<EventRow[]> {

@@ -116,7 +116,7 @@ export async function chargePart(s: Services, planId: string, number: number, op
       checkout_session_id: null,
       payment_intent_id: null,
       customer_id: plan.customer_id,
-      email: plan.email,
+      email: await store.planRecipient(tx.sql, plan),
       billing_name: first?.billing_name ?? null,
       card_brand: plan.card_brand,
       card_last4: plan.card_last4,
@@ -186,14 +186,15 @@ export async function recordCharge(s: Services, planId: string, payment: Payment
     if (answer.status === 'processing') return { kind: 'in_progress' };
     if (answer.status === 'succeeded') {
       const paid = await payments.markSucceeded(tx.sql, o, payment.id, answer.card ?? null, { intentId: answer.intentId });
-      await recordEvent(tx, o.accountId, 'payment.succeeded', presentPayment(paid, s.config.checkoutUrl));
+      tx.afterCommit(() => s.metrics.paymentSucceeded(paid));
+      await recordEvent(tx, s, o.accountId, 'payment.succeeded', presentPayment(paid, s.config.checkoutUrl));
       await store.updatePart(tx.sql, planId, part.number, { status: 'PAID', next_attempt_at: null, paid_at: new Date(), payment_id: paid.id });
       for (const participant of s.paymentParticipants) await participant.afterOffSessionSuccess?.(tx, paid);
       const parts = await store.partsOf(tx.sql, planId);
       const completed = plan.status === 'ACTIVE' && parts.every((p) => p.status === 'PAID');
       if (completed) {
         const row = await store.setPlanStatus(tx.sql, planId, 'COMPLETED');
-        await recordEvent(tx, o.accountId, 'installment_plan.completed', presentPlan(row, parts));
+        await recordEvent(tx, s, o.accountId, 'installment_plan.completed', presentPlan(row, parts));
       } else {
         await store.touchPlan(tx.sql, planId);
       }
@@ -202,8 +203,8 @@ export async function recordCharge(s: Services, planId: string, payment: Payment
     const code = answer.status === 'declined' ? answer.code : 'processing_error';
     const message = answer.status === 'declined' ? answer.message : 'The payment could not be completed and the card was not charged.';
     const failed = await payments.markFailed(tx.sql, o, payment.id, code, message, answer.intentId);
-    await recordEvent(tx, o.accountId, 'payment.failed', presentPayment(failed, s.config.checkoutUrl));
-    return dunning(tx, plan, part, failed, log);
+    await recordEvent(tx, s, o.accountId, 'payment.failed', presentPayment(failed, s.config.checkoutUrl));
+    return dunning(tx, s, plan, part, failed, log);
   });
 }
 
@@ -221,8 +222,7 @@ export function nextAttemptAt(plan: Pick<PlanRow, 'test_retry_seconds' | 'livemo
  * the last retry, the part FAILED, the plan DEFAULTED with its other unpaid parts CANCELLED,
  * `installment_plan.defaulted` and an `installment_defaulted` email.
  */
-async function dunning(tx: Tx, plan: PlanRow, part: PartRow, payment: PaymentRow, log: Logger): Promise<ChargeOutcome> {
-  const { s } = tx;
+async function dunning(tx: Tx, s: Services, plan: PlanRow, part: PartRow, payment: PaymentRow, log: Logger): Promise<ChargeOutcome> {
   const now = new Date();
   const firstFailedAt = part.first_failed_at ?? now;
   // attempt_count counts this attempt: the first charge and the retries made so far.
@@ -230,7 +230,7 @@ async function dunning(tx: Tx, plan: PlanRow, part: PartRow, payment: PaymentRow
   if (next) {
     await store.updatePart(tx.sql, plan.id, part.number, { status: 'RETRYING', next_attempt_at: next, first_failed_at: firstFailedAt });
     await store.touchPlan(tx.sql, plan.id);
-    await failureNotice(tx, plan, part, payment, next, log);
+    await failureNotice(tx, s, plan, part, payment, next, log);
     tx.afterCommit(() => ensureChargeJob(s, plan.id, part.number, part.attempt_count + 1, next));
     return { kind: 'retrying', payment, nextAttemptAt: next };
   }
@@ -239,11 +239,11 @@ async function dunning(tx: Tx, plan: PlanRow, part: PartRow, payment: PaymentRow
   const cancelled = await store.cancelOpenParts(tx.sql, plan.id);
   const row = await store.setPlanStatus(tx.sql, plan.id, 'DEFAULTED');
   const parts = await store.partsOf(tx.sql, plan.id);
-  await recordEvent(tx, plan.account_id, 'installment_plan.defaulted', presentPlan(row, parts));
+  await recordEvent(tx, s, plan.account_id, 'installment_plan.defaulted', presentPlan(row, parts));
   const paidCents = parts.filter((p) => p.status === 'PAID').reduce((sum, p) => sum + p.amount_cents, 0);
   await besides(tx, log, 'installment_defaulted', async (sp) => {
-    await queueEmail(sp, ownerOf(plan), {
-      to: plan.email,
+    await queueEmail(sp, s, ownerOf(plan), {
+      to: await store.planRecipient(sp.sql, plan),
       template: 'installment_defaulted',
       relatedObject: plan.id,
       dedupeKey: `installment_defaulted:${plan.id}`,
@@ -268,27 +268,28 @@ async function dunning(tx: Tx, plan: PlanRow, part: PartRow, payment: PaymentRow
 /** Work that must never undo the caller's (an email): in a savepoint, a failure logged and rolled back to it. */
 async function besides(tx: Tx, log: Logger, what: string, work: (sp: Tx) => Promise<void>): Promise<void> {
   try {
-    await tx.sql.savepoint((sp) => work({ sql: sp, s: tx.s, afterCommit: (h) => tx.afterCommit(h) }));
+    await tx.sql.savepoint((sp) => work({ sql: sp, afterCommit: (h) => tx.afterCommit(h) }));
   } catch (err) {
     log.error({ err, what }, 'could not queue an installment email; the charge is recorded without it');
   }
 }
 
 /**
- * The `installment_failed` email of a declined attempt, with a one-time link to the customer's
- * portal (valid FAILURE_LINK_SECONDS) where the card is replaced; the link exists only if the email
- * is written (same savepoint). No link when the customer was deleted since, or when the portal
- * cannot replace the card (the Stripe processor: startCardUpdate); the email then says to contact
- * the merchant.
+ * The `installment_failed` email of a declined attempt, to the customer's email on file, with a
+ * one-time link to their portal (valid FAILURE_LINK_SECONDS) where the card is replaced; the link
+ * exists only if the email is written (same savepoint), and goes only to the email of the customer
+ * it signs into. No link when the customer was deleted since (the email then goes to the address the
+ * plan kept), or when the portal cannot replace the card (the Stripe processor: startCardUpdate);
+ * the email then says to contact the merchant.
  */
-async function failureNotice(tx: Tx, plan: PlanRow, part: PartRow, payment: PaymentRow, next: Date, log: Logger): Promise<void> {
+async function failureNotice(tx: Tx, s: Services, plan: PlanRow, part: PartRow, payment: PaymentRow, next: Date, log: Logger): Promise<void> {
   const o = ownerOf(plan);
   await besides(tx, log, 'installment_failed', async (sp) => {
-    const exists = await sp.sql`select 1 from customers where id = ${plan.customer_id} and account_id = ${o.accountId} and livemode = ${o.livemode}`;
-    const replaceable = processorFor(sp.s, plan.livemode)?.collectsCard === 'server';
-    const link = exists.length && replaceable ? await issuePortalLink(sp.sql, o, plan.customer_id, sp.s.config.publicBaseUrl, FAILURE_LINK_SECONDS) : null;
-    await queueEmail(sp, o, {
-      to: plan.email,
+    const customer = await store.planCustomer(sp.sql, plan);
+    const replaceable = processorFor(s, plan.livemode)?.collectsCard === 'server';
+    const link = customer && replaceable ? await issuePortalLink(sp.sql, o, customer.id, s.config.publicBaseUrl, FAILURE_LINK_SECONDS) : null;
+    await queueEmail(sp, s, o, {
+      to: customer?.email ?? plan.email,
       template: 'installment_failed',
       relatedObject: plan.id,
       dedupeKey: `installment_failed:${payment.id}`,

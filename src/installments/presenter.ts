@@ -28,7 +28,7 @@ export const InstallmentPlanObject = z
     id: objectId('ip', 'installment plan'),
     object: objectName('installment_plan'),
     livemode: livemode(),
-    customer_id: z.string().meta({ description: 'The customer paying (found or created by the payer\'s email, or the invoice\'s).', example: 'cus_01m89emrkt0006k689spej1tdy0e8' }),
+    customer_id: z.string().meta({ description: 'The customer the plan belongs to: the invoice\'s, the one its payment link is attached to, or else a customer made for the payer (an email typed on a page never selects an existing customer).', example: 'cus_01m89emrkt0006k689spej1tdy0e8' }),
     payment_link_id: refId('pl', 'The payment link it pays (null for an invoice\'s plan).'),
     invoice_id: refId('in', 'The invoice it pays (null for a payment link\'s plan).'),
     checkout_session_id: z.string().meta({ description: 'The checkout session of its first part.', example: 'cs_01m89emrkt0006k689spej1tdy0e8' }),
@@ -55,7 +55,7 @@ export const InstallmentPlanObject = z
         ip_address: z.string().nullable().meta({ description: 'The address the payer agreed from.', example: '203.0.113.7' }),
       })
       .meta({ description: 'What the payer agreed to: the card kept and charged on the plan\'s dates.' }),
-    email: z.string().meta({ description: 'Where the plan\'s notices go (failed payments, default).', example: 'jenny.rosen@example.com' }),
+    email: z.string().meta({ description: 'The email on file of the plan\'s customer when the plan was made. The notices (failed payments, default) and the later parts\' receipts go to the customer\'s email as it is at the time (this one once the customer is deleted), never to an address typed on a page for someone else\'s customer.', example: 'jenny.rosen@example.com' }),
     description: z.string().nullable().meta({ description: 'What is paid, as the payer saw it.' }),
     metadata: metadataObject(),
     completed_at: nullableUnixTime('When it became COMPLETED.'),

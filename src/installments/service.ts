@@ -1,9 +1,8 @@
 import type { Logger } from 'pino';
 import { sessionUrl } from '../checkout/presenter.ts';
 import { createSetupSession } from '../checkout/service.ts';
-import type { CardSetupRow } from '../checkout/setups.ts';
-import type { SessionRow } from '../checkout/store.ts';
-import { findCustomer, findOrCreateByEmail } from '../customers/store.ts';
+import type { CardSetupRow, SessionRow } from '../checkout/store.ts';
+import { findCustomer, insertCustomer, type CustomerRow } from '../customers/store.ts';
 import { withTx, type Tx } from '../db/tx.ts';
 import { ApiError, invalidParam, resourceMissing } from '../lib/errors.ts';
 import { schedule, type PlanChoice } from '../lib/installments.ts';
@@ -26,29 +25,36 @@ function names(full: string | null | undefined): { first: string; last: string }
 }
 
 /**
- * The plan's customer: the session's (an invoice's, a link's attached one) while it exists, else
- * found or made by the payer's email. Asked before the first part is marked SUCCEEDED (the
- * participant's customerOf), so that payment and its session carry it, and again by
- * createPlanFromFirstPart, which then finds it on the session.
+ * The plan's customer: the session's (an invoice's, the customer a link is attached to) while it
+ * exists, else a new customer made for the payer from the email and name they typed, as Stripe
+ * Checkout does. What a payer types on a public page never selects an existing customer (issue 21):
+ * an email found among the customers would put a stranger's plan, card and payments into that
+ * customer's records, and its notices would speak to them. Asked before the first part is marked
+ * SUCCEEDED (the participant's customerOf), so that payment and its session carry it, and again
+ * by createPlanFromFirstPart, which then finds it on the session.
  */
-export async function customerOfPlan(tx: Tx, session: SessionRow, payment: PaymentRow, choice: PlanChoice): Promise<string> {
+async function planCustomerOf(tx: Tx, session: SessionRow, payment: PaymentRow, choice: PlanChoice): Promise<CustomerRow> {
   const o = ownerOf(session);
-  if (session.customer_id && (await findCustomer(tx.sql, o, session.customer_id))) return session.customer_id;
-  const customer = await findOrCreateByEmail(tx.sql, o, choice.email, names(payment.billing_name ?? session.metadata.payer_name));
-  return customer.id;
+  const attached = session.customer_id ? await findCustomer(tx.sql, o, session.customer_id) : undefined;
+  if (attached) return attached;
+  const name = names(payment.billing_name ?? session.metadata.payer_name);
+  return insertCustomer(tx.sql, o, { email: choice.email, first_name: name.first, last_name: name.last });
+}
+
+export async function customerOfPlan(tx: Tx, session: SessionRow, payment: PaymentRow, choice: PlanChoice): Promise<string> {
+  return (await planCustomerOf(tx, session, payment, choice)).id;
 }
 
 /**
  * Creates the plan chosen on the page, ACTIVE, in the transaction that records the success of its
- * first part (the installments participant's afterSuccess): the customer found or made by the
- * payer's email, the parts with their amounts and dates counted from this payment, the first one
+ * first part (the installments participant's afterSuccess): its customer (planCustomerOf), whose
+ * email on file receives the plan's notices, the parts with their amounts and dates counted from this payment, the first one
  * PAID by it, and `installment_plan.created`. Each later part's charge job is enqueued after commit.
  * A first part that is declined or abandoned never gets here: it leaves no plan.
  */
-export async function createPlanFromFirstPart(tx: Tx, session: SessionRow, payment: PaymentRow, choice: PlanChoice): Promise<PlanWithParts> {
-  const { s } = tx;
+export async function createPlanFromFirstPart(tx: Tx, s: Services, session: SessionRow, payment: PaymentRow, choice: PlanChoice): Promise<PlanWithParts> {
   const o = ownerOf(session);
-  const customerId = await customerOfPlan(tx, session, payment, choice);
+  const customer = await planCustomerOf(tx, session, payment, choice);
   // Test mode may shorten the calendar (INSTALLMENT_TEST_*); a live plan never is, whatever the session says.
   const testInterval = session.livemode ? null : choice.test_interval_seconds;
   const testRetry = session.livemode ? null : choice.test_retry_seconds;
@@ -61,7 +67,7 @@ export async function createPlanFromFirstPart(tx: Tx, session: SessionRow, payme
     o,
     {
       id: choice.plan_id,
-      customer_id: customerId,
+      customer_id: customer.id,
       payment_link_id: session.payment_link_id,
       invoice_id: session.invoice_id,
       checkout_session_id: session.id,
@@ -71,7 +77,9 @@ export async function createPlanFromFirstPart(tx: Tx, session: SessionRow, payme
       interval: choice.interval,
       test_interval_seconds: testInterval,
       test_retry_seconds: testRetry,
-      email: choice.email,
+      // Where the notices go: the customer's email on file, never the one typed on the page (which
+      // differs on a link attached to a customer or an invoice's plan); read again at each notice.
+      email: customer.email,
       description: session.description,
       processor_payment_method: payment.processor_payment_method,
       card_brand: payment.card_brand,
@@ -87,7 +95,7 @@ export async function createPlanFromFirstPart(tx: Tx, session: SessionRow, payme
   if (!payment.processor_payment_method) {
     s.log.error({ planId: choice.plan_id, paymentId: payment.id }, 'the processor kept no card for the plan: its later parts will be declined until the card is updated');
   }
-  await recordEvent(tx, o.accountId, 'installment_plan.created', presentPlan(created.plan, created.parts));
+  await recordEvent(tx, s, o.accountId, 'installment_plan.created', presentPlan(created.plan, created.parts));
   // One delayed job per later part, at its date (a 24-part plan holds 23 small jobs in Redis).
   const later = created.parts.slice(1);
   tx.afterCommit(() => Promise.all(later.map((p) => ensureChargeJob(s, created.plan.id, p.number, 1, p.due_at))));
@@ -137,7 +145,7 @@ export async function cancelPlan(s: Services, o: Owner, id: string, log: Logger)
     const cancelled = await store.cancelOpenParts(tx.sql, plan.id);
     const row = await store.setPlanStatus(tx.sql, plan.id, 'CANCELLED');
     const parts = await store.partsOf(tx.sql, plan.id);
-    await recordEvent(tx, o.accountId, 'installment_plan.cancelled', presentPlan(row, parts));
+    await recordEvent(tx, s, o.accountId, 'installment_plan.cancelled', presentPlan(row, parts));
     tx.afterCommit(() => removeChargeJobs(s, cancelled));
     return { plan: row, parts };
   });
@@ -188,8 +196,7 @@ export async function startCardUpdate(s: Services, owner: Owner, planId: string,
  * card becomes the plan's, and a RETRYING part is due now, its charge job brought forward after
  * commit. A plan no longer ACTIVE keeps its card: the new one is used by nothing.
  */
-export async function applyNewCard(tx: Tx, session: SessionRow, setup: CardSetupRow, planId: string): Promise<PlanRow | null> {
-  const { s } = tx;
+export async function applyNewCard(tx: Tx, s: Services, session: SessionRow, setup: CardSetupRow, planId: string): Promise<PlanRow | null> {
   const plan = await store.lockPlan(tx.sql, ownerOf(session), planId);
   if (!plan || plan.status !== 'ACTIVE' || !setup.processor_payment_method) {
     s.log.warn({ planId, setupId: setup.id, status: plan?.status }, 'a card was saved for a plan that is no longer active: not used');

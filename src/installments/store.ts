@@ -218,6 +218,15 @@ export async function planCustomer(sql: Db, plan: PlanRow): Promise<{ id: string
   return row;
 }
 
+/**
+ * Where the plan's emails go (notices, the later parts' receipts): its customer's email on file as
+ * it is now, or, once the customer is deleted, the one the plan kept when it was made (that
+ * customer's then). Never an address a payer typed for someone else's customer (issue 21).
+ */
+export async function planRecipient(sql: Db, plan: PlanRow): Promise<string> {
+  return (await planCustomer(sql, plan))?.email ?? plan.email;
+}
+
 export async function storeProcessorCustomer(sql: Db, customerId: string, processorId: string): Promise<string> {
   const [row] = await sql<{ processor_customer_id: string }[]>`
     update customers set processor_customer_id = coalesce(processor_customer_id, ${processorId}) where id = ${customerId}

@@ -134,7 +134,8 @@ export function invoicePagesRouter(s: Services): Router {
       const message = inv.status === 'VOID' ? INVOICE_VOID : inv.status === 'PAID' || inv.amount_due_cents <= 0 ? INVOICE_PAID : 'This invoice cannot be paid.';
       return send(res, 409, refusedPage(await view(), message));
     }
-    if (!chargesEnabled(s, inv.livemode)) return send(res, 503, refusedPage(await view(), LIVE_OFF));
+    // The merchant's setup, not an outage (issue 21): 409, never a 5xx.
+    if (!chargesEnabled(s, inv.livemode)) return send(res, 409, refusedPage(await view(), LIVE_OFF));
     const planForm = { plan: formText(body.plan).trim(), agree: formText(body.agree) === 'yes' };
     if (!(await csrf.verify(req, inv.id))) {
       return show(req, res, inv, 403, { form: { amount: typed, message: 'This form has expired. Please submit it again.' }, plan: planForm });

@@ -7,6 +7,7 @@ import { activePlanOfInvoice } from '../installments/store.ts';
 import { invoiceAmountInFlight } from '../payments/store.ts';
 import type { PaymentRow } from '../payments/store.ts';
 import { refundAutomatically } from '../refunds/automatic.ts';
+import type { Services } from '../services.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
 import { presentInvoice } from './presenter.ts';
 import { addPayment, lockInvoice, stopReminders, type InvoiceRow } from './store.ts';
@@ -32,45 +33,47 @@ export const isPayable = (inv: InvoiceRow): boolean => inv.status === 'OPEN' || 
  * The in-flight sweeper settles through the same recordOutcome, so a crash between charge and
  * record ends here too.
  */
-export const invoicePaymentParticipant: PaymentParticipant = {
-  name: 'invoices',
+export function invoicePaymentParticipant(s: Services): PaymentParticipant {
+  return {
+    name: 'invoices',
 
-  async beforeCharge(tx, session) {
-    if (!session.invoice_id) return null;
-    const inv = await lockInvoice(tx.sql, ownerOf(session), session.invoice_id);
-    if (!inv) return 'This invoice no longer exists.';
-    if (inv.status === 'PAID') return INVOICE_PAID;
-    if (inv.status === 'VOID') return INVOICE_VOID;
-    if (!isPayable(inv)) return 'This invoice cannot be paid.';
-    if (inv.currency !== session.currency) return INVOICE_CHANGED;
-    // An ACTIVE plan holds the rest of the amount due: its parts were agreed and will be charged.
-    if (await activePlanOfInvoice(tx.sql, inv.id)) return INVOICE_IN_PLAN;
-    // The amount due is the invoice's own (afterSuccess adds each payment in the transaction that
-    // records it), not a sum of payments: a charge refunded automatically never paid the invoice.
-    const remaining = inv.amount_due_cents - (await invoiceAmountInFlight(tx.sql, inv.id, session.id));
-    if (session.amount_cents > remaining) return INVOICE_CHANGED;
-    // A plan's first part: the plan must pay exactly what is due (its parts are partial payments
-    // the payer agreed to, whatever allow_partial_payments and minimum_payment_cents say).
-    if (isPlanChoice(session.installment)) {
-      if (!inv.allow_installments) return 'This invoice no longer offers installments. Open it again to pay what is due.';
-      if (session.installment.total_cents !== remaining) return INVOICE_CHANGED;
-    }
-    return null;
-  },
+    async beforeCharge(tx, session) {
+      if (!session.invoice_id) return null;
+      const inv = await lockInvoice(tx.sql, ownerOf(session), session.invoice_id);
+      if (!inv) return 'This invoice no longer exists.';
+      if (inv.status === 'PAID') return INVOICE_PAID;
+      if (inv.status === 'VOID') return INVOICE_VOID;
+      if (!isPayable(inv)) return 'This invoice cannot be paid.';
+      if (inv.currency !== session.currency) return INVOICE_CHANGED;
+      // An ACTIVE plan holds the rest of the amount due: its parts were agreed and will be charged.
+      if (await activePlanOfInvoice(tx.sql, inv.id)) return INVOICE_IN_PLAN;
+      // The amount due is the invoice's own (afterSuccess adds each payment in the transaction that
+      // records it), not a sum of payments: a charge refunded automatically never paid the invoice.
+      const remaining = inv.amount_due_cents - (await invoiceAmountInFlight(tx.sql, inv.id, session.id));
+      if (session.amount_cents > remaining) return INVOICE_CHANGED;
+      // A plan's first part: the plan must pay exactly what is due (its parts are partial payments
+      // the payer agreed to, whatever allow_partial_payments and minimum_payment_cents say).
+      if (isPlanChoice(session.installment)) {
+        if (!inv.allow_installments) return 'This invoice no longer offers installments. Open it again to pay what is due.';
+        if (session.installment.total_cents !== remaining) return INVOICE_CHANGED;
+      }
+      return null;
+    },
 
-  async afterSuccess(tx, session, payment) {
-    if (!session.invoice_id) return;
-    await applyPayment(tx, session.invoice_id, ownerOf(session), payment);
-    // A plan pays the rest on its dates: no reminder is sent meanwhile (nor after, should it default).
-    if (payment.installment_plan_id) await stopReminders(tx.sql, session.invoice_id);
-  },
+    async afterSuccess(tx, session, payment) {
+      if (!session.invoice_id) return;
+      await applyPayment(tx, s, session.invoice_id, ownerOf(session), payment);
+      // A plan pays the rest on its dates: no reminder is sent meanwhile (nor after, should it default).
+      if (payment.installment_plan_id) await stopReminders(tx.sql, session.invoice_id);
+    },
 
-  /** A later part of a plan paying the invoice: a part payment, `invoice.paid` with the last one. */
-  async afterOffSessionSuccess(tx, payment) {
-    if (!payment.invoice_id) return;
-    await applyPayment(tx, payment.invoice_id, ownerOf(payment), payment);
-  },
-};
+    /** A later part of a plan paying the invoice: a part payment, `invoice.paid` with the last one. */
+    async afterOffSessionSuccess(tx, payment) {
+      if (!payment.invoice_id) return;
+      await applyPayment(tx, s, payment.invoice_id, ownerOf(payment), payment);
+    },
+  };
+}
 
 /**
  * A successful payment of an invoice, in the transaction that records it. The money moved, so
@@ -79,8 +82,8 @@ export const invoicePaymentParticipant: PaymentParticipant = {
  * refunded in full automatically (it accepts no payment), and an overpayment is capped at what
  * was due (the check constraint would refuse more) and logged as an error for the merchant to refund.
  */
-async function applyPayment(tx: Tx, invoiceId: string, o: Owner, payment: PaymentRow): Promise<void> {
-  const log = tx.s.log.child({ component: 'invoices', invoiceId, paymentId: payment.id });
+async function applyPayment(tx: Tx, s: Services, invoiceId: string, o: Owner, payment: PaymentRow): Promise<void> {
+  const log = s.log.child({ component: 'invoices', invoiceId, paymentId: payment.id });
   const inv = await lockInvoice(tx.sql, o, invoiceId);
   if (!inv) {
     log.error('a payment succeeded for an invoice that does not exist');
@@ -88,7 +91,7 @@ async function applyPayment(tx: Tx, invoiceId: string, o: Owner, payment: Paymen
   }
   if (inv.status === 'VOID') {
     log.error('a payment succeeded on a VOID invoice: refunded automatically');
-    await refundAutomatically(tx, tx.s, payment, 'checkout_session_not_payable', log);
+    await refundAutomatically(tx, s, payment, 'checkout_session_not_payable', log);
     return;
   }
   const applied = Math.min(payment.amount_cents, inv.amount_due_cents);
@@ -101,5 +104,5 @@ async function applyPayment(tx: Tx, invoiceId: string, o: Owner, payment: Paymen
   if (applied <= 0) return;
   const updated = await addPayment(tx.sql, inv.id, applied);
   const becamePaid = inv.status !== 'PAID' && updated.status === 'PAID';
-  await recordEvent(tx, inv.account_id, becamePaid ? 'invoice.paid' : 'invoice.updated', presentInvoice(updated, tx.s.config.invoiceUrl));
+  await recordEvent(tx, s, inv.account_id, becamePaid ? 'invoice.paid' : 'invoice.updated', presentInvoice(updated, s.config.invoiceUrl));
 }

@@ -67,7 +67,7 @@ export async function sendDueReminder(s: Services, invoiceId: string, dueBy?: Da
       return 'ended';
     }
     const n = row.reminder_count + 1;
-    await queueEmail(tx, o, {
+    await queueEmail(tx, s, o, {
       to,
       template: 'invoice_reminder',
       render: (m) => invoiceReminderEmail({ ...invoiceEmailData(row, m.name, s.config.invoiceUrl), reminder: n }),

@@ -73,7 +73,7 @@ export async function createInvoice(s: Services, o: Owner, input: CreateInvoice)
       hosted_token: newHostedToken(),
       metadata: metadataOnCreate(input.metadata),
     });
-    await recordEvent(tx, o.accountId, 'invoice.created', present(s, row));
+    await recordEvent(tx, s, o.accountId, 'invoice.created', present(s, row));
     return row;
   });
 }
@@ -106,7 +106,7 @@ export async function updateInvoice(s: Services, o: Owner, id: string, patch: Up
     if (Object.keys(changes).length === 0) return cur;
     if (changes.customer_id !== undefined) await checkCustomerRef(tx.sql, o, changes.customer_id);
     const row = await store.updateInvoice(tx.sql, id, changes);
-    await recordEvent(tx, o.accountId, 'invoice.updated', present(s, row));
+    await recordEvent(tx, s, o.accountId, 'invoice.updated', present(s, row));
     return row;
   });
 }
@@ -117,7 +117,7 @@ export async function deleteInvoice(s: Services, o: Owner, id: string): Promise<
     const cur = await locked(tx, o, id);
     if (cur.status !== 'DRAFT') throw invalidState(cur, 'deleted', 'DRAFT invoices');
     await store.deleteDraft(tx.sql, id);
-    await recordEvent(tx, o.accountId, 'invoice.deleted', present(s, cur));
+    await recordEvent(tx, s, o.accountId, 'invoice.deleted', present(s, cur));
     return cur;
   });
 }
@@ -135,7 +135,7 @@ async function finalizeInTx(tx: Tx, s: Services, o: Owner, cur: InvoiceRow): Pro
   }
   const number = formatInvoiceNumber(await store.nextInvoiceNumber(tx.sql, o));
   const row = await store.markFinalized(tx.sql, cur.id, number);
-  await recordEvent(tx, o.accountId, 'invoice.finalized', present(s, row));
+  await recordEvent(tx, s, o.accountId, 'invoice.finalized', present(s, row));
   return row;
 }
 
@@ -165,14 +165,14 @@ export async function sendInvoice(s: Services, o: Owner, id: string): Promise<In
     const now = new Date();
     const plan = first && cur.status === 'OPEN' ? firstReminderAt(now, cur.due_date, s.config.invoiceReminders) : null;
     const row = await store.markSent(tx.sql, cur.id, now, plan);
-    await queueEmail(tx, o, {
+    await queueEmail(tx, s, o, {
       to,
       template: 'invoice',
       render: (m) => invoiceEmail(invoiceEmailData(row, m.name, s.config.invoiceUrl)),
       relatedObject: row.id,
     });
     if (first) {
-      await recordEvent(tx, o.accountId, 'invoice.sent', present(s, row));
+      await recordEvent(tx, s, o.accountId, 'invoice.sent', present(s, row));
       if (row.next_reminder_at) tx.afterCommit(() => scheduleReminder(s, row));
     }
     return row;
@@ -196,7 +196,7 @@ export async function voidInvoice(s: Services, o: Owner, id: string): Promise<In
       throw new ApiError('resource_invalid_state', `Invoice ${id} is partly paid (${cur.amount_paid_cents} of ${cur.total_cents}): it cannot be voided; mark it uncollectible instead.`);
     }
     const row = await store.markClosed(tx.sql, id, 'VOID');
-    await recordEvent(tx, o.accountId, 'invoice.voided', present(s, row));
+    await recordEvent(tx, s, o.accountId, 'invoice.voided', present(s, row));
     return row;
   });
 }
@@ -207,7 +207,7 @@ export async function markUncollectible(s: Services, o: Owner, id: string): Prom
     const cur = await locked(tx, o, id);
     if (cur.status !== 'OPEN') throw invalidState(cur, 'marked uncollectible', 'OPEN invoices');
     const row = await store.markClosed(tx.sql, id, 'UNCOLLECTIBLE');
-    await recordEvent(tx, o.accountId, 'invoice.marked_uncollectible', present(s, row));
+    await recordEvent(tx, s, o.accountId, 'invoice.marked_uncollectible', present(s, row));
     return row;
   });
 }

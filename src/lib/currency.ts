@@ -21,7 +21,7 @@ const MINOR_UNITS: Record<string, number> = {
   zwg: 2,
 };
 
-const isCurrency = (code: string): boolean => Object.hasOwn(MINOR_UNITS, code);
+export const isCurrency = (code: string): boolean => Object.hasOwn(MINOR_UNITS, code);
 
 /** The `currency` request field of every API that takes an amount (checkout sessions, payment links). */
 export const currencySchema = z

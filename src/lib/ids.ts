@@ -30,6 +30,11 @@ export const ID_PREFIXES = {
   installmentPlan: 'ip',
   cardSetup: 'seti',
   paymentMethod: 'pm',
+  auditEvent: 'aud',
+  passkey: 'pky',
+  fraudRule: 'frl',
+  fraudListItem: 'fli',
+  exportRun: 'exr',
 } as const;
 export type IdPrefix = (typeof ID_PREFIXES)[keyof typeof ID_PREFIXES];
 
@@ -80,6 +85,17 @@ export function newId(prefix: IdPrefix): string {
  */
 export function idFloor(prefix: IdPrefix, ms: number): string {
   return `${prefix}_${encode(Math.max(0, Math.floor(ms)), TIME_LEN)}${'0'.repeat(SEQ_LEN + RAND_LEN)}`;
+}
+
+/**
+ * The millisecond an id was minted at (its time part): the inverse of `idFloor`. The partition of a
+ * time-ordered table that holds an id, and the earliest partition where rows made after it can be.
+ */
+export function idTime(id: string): number {
+  const body = id.slice(id.indexOf('_') + 1, id.indexOf('_') + 1 + TIME_LEN);
+  let ms = 0;
+  for (const ch of body) ms = ms * 32 + ALPHABET.indexOf(ch);
+  return ms;
 }
 
 const bodyPattern = `[${ALPHABET}]{${LEGACY_LEN}}(?:[${ALPHABET}]{${SEQ_LEN}})?`;

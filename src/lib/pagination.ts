@@ -86,6 +86,11 @@ export function parseListQuery<S extends z.ZodType<PageParams>>(schema: S, query
 /**
  * The keyset part of a list query: `and id < cursor order by id desc limit n+1` going forward,
  * `and id > cursor order by id asc` going backward (the rows are put back newest first after).
+ * The limit is written into the statement, not passed as a parameter: Postgres costs the generic
+ * plan of a prepared statement with `limit $n` as if it read a tenth of the rows, finds it dearer
+ * than a custom plan and plans again on every call; on a partitioned table (events, emails:
+ * migration 0026) that means planning every partition, for each page (bench/RESULTS.md,
+ * "Retention"). `limit` is a whole number from the query schema (1 to 100).
  */
 export function keyset(sql: postgres.Sql, p: PageParams, column = 'id') {
   const col = sql(column);
@@ -97,7 +102,7 @@ export function keyset(sql: postgres.Sql, p: PageParams, column = 'id') {
         ? sql`and ${col} > ${p.ending_before!}`
         : sql``,
     order: backward ? sql`order by ${col} asc` : sql`order by ${col} desc`,
-    limit: p.limit + 1,
+    limit: sql.unsafe(String(Math.trunc(p.limit) + 1)),
   };
 }
 

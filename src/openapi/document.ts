@@ -113,7 +113,7 @@ function operationObject(op: Operation): ZodOpenApiOperationObject {
     '200': {
       description: z.globalRegistry.get(op.response)?.description ?? 'OK',
       headers: op.method === 'post' ? replayedHeader : requestIdHeader,
-      content: { 'application/json': { schema: op.response } },
+      content: op.csv ? { 'text/csv': { schema: op.response } } : { 'application/json': { schema: op.response } },
     },
   };
   for (const status of errorStatuses(op)) responses[`${status}` as `4${string}`] = ERROR_RESPONSES.get(status)!;

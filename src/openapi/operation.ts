@@ -23,9 +23,18 @@ export const TAGS = [
     description:
       'A payment link or an invoice paid in parts: the payer chooses a plan on the page and pays the first part on the hosted checkout; the card is kept at the processor and the other parts are charged on their dates, retried on failure.',
   },
+  { name: 'Search', description: 'Customers, payments, invoices and checkout sessions found by a query (docs/search.md): `email:"ada@example.com" AND amount>=4000`.' },
+  { name: 'Exports', description: 'CSV files of payments, refunds, disputes, customers, invoices and installment parts, for a date range and the list filters, streamed (docs/exports.md).' },
+  { name: 'Reports', description: 'Gross volume, refunds, disputes and net per day, week or month and currency, from rollups kept with every payment (docs/reports.md).' },
+  {
+    name: 'Fraud',
+    description:
+      'Block lists and rules over a payment\'s attributes (amount, currency, card country, email domain, attempts of one card or client address within a window), evaluated on the hosted page before the card is charged: `block`, `review` (authorised and held for a person) or `allow` (docs/fraud.md).',
+  },
   { name: 'Emails', description: 'Receipts, refund notices, invoices and reminders the service sent (or, without `SMTP_URL`, only logged).' },
   { name: 'Webhook endpoints', description: 'Where the service POSTs signed events; their deliveries, retries and test events.' },
   { name: 'Events', description: 'Every event the service recorded, newest first, for catching up after downtime; and resending them.' },
+  { name: 'Audit log', description: 'Who changed what (dashboard users and API keys): sign-ins, the team, keys, endpoints, refunds, disputes, settings. Append-only, kept at least a year.' },
   {
     name: 'Test helpers',
     description:
@@ -49,6 +58,8 @@ export interface Operation {
   body?: z.ZodObject;
   /** The body of the success answer (200). */
   response: z.ZodType;
+  /** The success answer is a CSV file (`text/csv`), `response` describing it as a string. */
+  csv?: boolean;
   /** Error statuses this operation answers beyond those of its kind (document.ts, `errorStatuses`). */
   errors?: number[];
   /** False: an `Idempotency-Key` header is refused (POST only). */

@@ -1,4 +1,6 @@
 import { z } from 'zod';
+import { AuditEventObject } from '../audit/presenter.ts';
+import { ListAuditEvents } from '../audit/schema.ts';
 import { AccountObject, ApiKeyObject, NewApiKeyObject } from '../auth/presenter.ts';
 import { CreateApiKey, ListApiKeys, RevokeApiKey, RollApiKey, UpdateAccount } from '../auth/schema.ts';
 import { CheckoutSessionObject } from '../checkout/presenter.ts';
@@ -10,12 +12,17 @@ import { ListEvents } from '../events/schema.ts';
 import { deletedObject, listOf } from '../lib/objects.ts';
 import { SendTestEvent } from '../test-events/schema.ts';
 import { AdvanceTime, DisputePayment, ExpireSessionNow, PaySession } from '../test-helpers/schema.ts';
-import { WebhookDeliveryObject, WebhookEndpointObject, WebhookEndpointWithSecretObject } from '../webhooks/presenter.ts';
+import { WebhookDeliveryObject, WebhookEndpointObject, WebhookEndpointStatsObject, WebhookEndpointWithSecretObject } from '../webhooks/presenter.ts';
 import { CreateEndpoint, ListDeliveries, ListEndpointDeliveries, ListEndpoints, ResendEvent, RetryFailed, RotateSecret, UpdateEndpoint } from '../webhooks/schema.ts';
 import { EventObject } from './events.ts';
 import { TestPaymentObject, TimeAdvanceObject } from './test-helpers.ts';
 import { BILLING_OPERATIONS } from './billing-operations.ts';
 import { PAYMENT_OPERATIONS } from './payment-operations.ts';
+import { SEARCH_OPERATIONS } from './search-operations.ts';
+import { FRAUD_OPERATIONS } from './fraud-operations.ts';
+import { EXPORT_OPERATIONS } from './export-operations.ts';
+import { ReportSummaryObject } from '../reports/presenter.ts';
+import { ReportQuery } from '../reports/schema.ts';
 import type { Operation } from './operation.ts';
 
 /** The answer of retry-failed and resend: the new deliveries. */
@@ -33,9 +40,10 @@ export const OPERATIONS: readonly Operation[] = [
     operationId: 'updateAccountPost',
     tag: 'Account',
     summary: 'Update the account (POST)',
-    description: 'The same as `PATCH /v1/account`, for clients that only POST. Each field sent is set; `null` clears it.',
+    description: 'The same as `PATCH /v1/account`, for clients that only POST. Each field sent is set; `null` clears it. Live keys only: a test key is refused with 403.',
     body: UpdateAccount,
     response: AccountObject,
+    errors: [403],
   },
   {
     method: 'patch',
@@ -43,9 +51,11 @@ export const OPERATIONS: readonly Operation[] = [
     operationId: 'updateAccount',
     tag: 'Account',
     summary: 'Update the account',
-    description: 'Sets the fields sent (`null` clears one). Branding is shared by test and live mode.',
+    description:
+      'Sets the fields sent (`null` clears one). Branding is shared by test and live mode and is what live customers see (the hosted pages, the Reply-To of emails), so it needs a live key: a test key is refused with `403 permission_error` (`forbidden`), whatever it sends.',
     body: UpdateAccount,
     response: AccountObject,
+    errors: [403],
   },
 
   // API keys
@@ -89,6 +99,33 @@ export const OPERATIONS: readonly Operation[] = [
 
   ...PAYMENT_OPERATIONS,
   ...BILLING_OPERATIONS,
+  ...SEARCH_OPERATIONS,
+  ...EXPORT_OPERATIONS,
+  {
+    method: 'get',
+    path: '/v1/reports/summary',
+    operationId: 'retrieveReportSummary',
+    tag: 'Reports',
+    summary: 'Summarise volume, refunds and disputes',
+    description:
+      'Gross volume, refunds, disputes, net and counts of the key\'s account and mode per day, week (Monday to Sunday) or month, in UTC, each currency on its own, with the success rate and the top decline reasons. Read from rollups kept in the transaction of each payment, refund and dispute (docs/reports.md), so the answer is immediate whatever the number of payments. A range has at most 400 periods; `from` after `to`, or a longer range, answers 400 naming `from`.',
+    query: ReportQuery,
+    response: ReportSummaryObject,
+  },
+  ...FRAUD_OPERATIONS,
+
+  // Audit log (issue 25)
+  {
+    method: 'get',
+    path: '/v1/audit-events',
+    operationId: 'listAuditEvents',
+    tag: 'Audit log',
+    summary: 'List audit events',
+    description:
+      'Security-relevant changes (sign-ins, team, API keys, webhook endpoints, refunds, disputes, settings) made through the dashboard or the API, newest first: of the key’s mode and account-wide. Kept at least a year; never edited or deleted.',
+    query: ListAuditEvents,
+    response: listOf(AuditEventObject),
+  },
 
   // Emails
   { method: 'get', path: '/v1/emails', operationId: 'listEmails', tag: 'Emails', summary: 'List emails', query: ListEmails, response: listOf(EmailObject) },
@@ -165,6 +202,17 @@ export const OPERATIONS: readonly Operation[] = [
     id: ['we', 'webhook endpoint'],
     query: ListEndpointDeliveries,
     response: DeliveryListObject,
+  },
+  {
+    method: 'get',
+    path: '/v1/webhook-endpoints/{id}/stats',
+    operationId: 'retrieveWebhookEndpointStats',
+    tag: 'Webhook endpoints',
+    summary: "Retrieve an endpoint's delivery analytics",
+    description:
+      'Attempts, success rate and latency (p50, p95) of the deliveries to this endpoint over the last 24 hours and 30 days, and the last 24 hours hour by hour. Kept per hour as attempts are recorded; read in one indexed query.',
+    id: ['we', 'webhook endpoint'],
+    response: WebhookEndpointStatsObject,
   },
   {
     method: 'post',

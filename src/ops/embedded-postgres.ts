@@ -1,10 +1,11 @@
 import { execFile, execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, chownSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { StartupError } from '../lib/dependencies.ts';
 import { alive, commandOf, freePort, gone, readPid, removeFile, signal, sleep, withLockFile, type EmbeddedService } from './pidfiles.ts';
+import { checkReachable, reachableBinaries, runAs, type Binaries, type RunAs } from './postgres-user.ts';
 
 /**
  * The embedded PostgreSQL of `npm start` on a machine without one (local-services.ts decides when).
@@ -30,17 +31,6 @@ import { alive, commandOf, freePort, gone, readPid, removeFile, signal, sleep, w
 
 const exec = promisify(execFile);
 
-interface Binaries {
-  initdb: string;
-  pg_ctl: string;
-  postgres: string;
-}
-
-interface RunAs {
-  uid?: number;
-  gid?: number;
-}
-
 /** Settings appended to the new cluster's postgresql.conf; the port is given at each start. */
 const CONF = `
 # payments-service (src/ops/embedded-postgres.ts): loopback only, no Unix socket.
@@ -59,56 +49,18 @@ async function binaries(): Promise<Binaries | null> {
   }
 }
 
+/** The version of the platform package the binaries come from (…/linux-x64/native/bin/postgres). */
+function packageVersion(bin: Binaries): string {
+  try {
+    return (JSON.parse(readFileSync(join(dirname(dirname(dirname(bin.postgres))), 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
 /** Tells whether the embedded PostgreSQL can be used here (its dev dependency is installed). */
 export async function embeddedPostgresInstalled(): Promise<boolean> {
   return (await binaries()) !== null;
-}
-
-function passwdEntry(name: string): { uid: number; gid: number } | null {
-  try {
-    for (const line of readFileSync('/etc/passwd', 'utf8').split('\n')) {
-      const f = line.split(':');
-      if (f[0] === name && f.length >= 4) return { uid: Number(f[2]), gid: Number(f[3]) };
-    }
-  } catch {
-    // no /etc/passwd
-  }
-  return null;
-}
-
-/** Who runs the server: ourselves, or the `postgres` OS user when we are root (created when missing). */
-async function runAs(): Promise<{ ids: RunAs; created: boolean }> {
-  if (process.getuid?.() !== 0) return { ids: {}, created: false };
-  const found = passwdEntry('postgres');
-  if (found) return { ids: found, created: false };
-  for (const useradd of ['useradd', '/usr/sbin/useradd', '/sbin/useradd']) {
-    try {
-      await exec(useradd, ['--system', '--user-group', '--no-create-home', '--shell', '/usr/sbin/nologin', 'postgres']);
-      const made = passwdEntry('postgres');
-      if (made) return { ids: made, created: true };
-    } catch {
-      // try the next path
-    }
-  }
-  throw new StartupError(
-    'PostgreSQL refuses to run as root and there is no `postgres` OS user to run the embedded one as: create it (useradd --system --user-group postgres), or set DATABASE_URL.',
-  );
-}
-
-/** As root, the folders above `path` must let the postgres user through. */
-function checkReachable(path: string, ids: RunAs, what: string): void {
-  if (ids.uid === undefined) return;
-  for (let dir = dirname(path); ; dir = dirname(dir)) {
-    const st = statSync(dir);
-    const ok = st.mode & 0o001 || (st.uid === ids.uid && st.mode & 0o100) || (st.gid === ids.gid && st.mode & 0o010);
-    if (!ok) {
-      throw new StartupError(
-        `the embedded PostgreSQL runs as the OS user postgres (PostgreSQL refuses root), which cannot open ${dir} to reach ${what}: ` +
-          'set LOCAL_DATA_DIR to a folder it can reach (e.g. /var/lib/payments-data), or set DATABASE_URL.',
-      );
-    }
-    if (dir === dirname(dir)) return;
-  }
 }
 
 function bestLocale(): string {
@@ -255,8 +207,8 @@ function readOwner(file: string): { pid: number; role: Role } | null {
  * installed. The server is stopped by `stop()` of the process that owns it (postgres.owner).
  */
 export async function embeddedPostgres(dataDir: string, database: string, role: Role): Promise<EmbeddedService | null> {
-  const bin = await binaries();
-  if (!bin) return null;
+  const found = await binaries();
+  if (!found) return null;
   mkdirSync(dataDir, { recursive: true });
   const pgdata = join(dataDir, 'postgres');
   const ownerFile = join(dataDir, 'postgres.owner');
@@ -264,8 +216,13 @@ export async function embeddedPostgres(dataDir: string, database: string, role: 
   const logFile = join(dataDir, 'postgres.log');
   const { ids, created: userCreated } = await runAs();
   const takeOwnership = () => writeFileSync(ownerFile, `${process.pid}\n${role}\n`);
+  let bin = found;
+  let copiedTo: string | null = null;
 
   const { pm, how, previous } = await withLockFile(lockFile, 120_000, 'the embedded PostgreSQL', async () => {
+    checkReachable(pgdata, ids, shown(pgdata));
+    // As root with node_modules out of the postgres user's reach: a copy beside the data it can run (postgres-user.ts).
+    ({ bin, copiedTo } = reachableBinaries(found, packageVersion(found), dataDir, ids));
     const running = await readyPostmaster(pgdata);
     if (running) {
       const owner = readOwner(ownerFile);
@@ -280,7 +237,6 @@ export async function embeddedPostgres(dataDir: string, database: string, role: 
       }
       return { pm: running, how: 'running' as const, previous: owner.pid };
     }
-    checkReachable(pgdata, ids, shown(pgdata));
     checkReachable(bin.postgres, ids, 'the PostgreSQL binaries');
     const fresh = !existsSync(join(pgdata, 'PG_VERSION'));
     if (fresh) await createCluster(bin, dataDir, pgdata, ids);
@@ -323,11 +279,12 @@ export async function embeddedPostgres(dataDir: string, database: string, role: 
     handed: `using the embedded PostgreSQL ${version} a command (process ${previous}) started on ${where}, and stopping it with this process; data in ${shown(pgdata)}`,
     adopted: `took over the embedded PostgreSQL ${version} left running on ${where} by a process that ended, data in ${shown(pgdata)}`,
   }[how];
+  const copyNote = copiedTo ? `; binaries in ${shown(copiedTo)}` : '';
 
   return {
     url: `postgres://postgres:${encodeURIComponent(password)}@${where}/${encodeURIComponent(database)}`,
     owned: how !== 'running',
-    note: userCreated ? `${note} (running as the OS user postgres, created for it: PostgreSQL refuses root)` : note,
+    note: `${note}${copyNote}${userCreated ? ' (running as the OS user postgres, created for it: PostgreSQL refuses root)' : ''}`,
     stop: stopServer,
     kill() {
       if (stopped || !mine()) return;

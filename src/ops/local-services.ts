@@ -2,6 +2,7 @@ import { StartupError } from '../lib/dependencies.ts';
 import { embeddedPostgres, embeddedPostgresInstalled, type Role } from './embedded-postgres.ts';
 import { embeddedRedis, embeddedRedisAvailable } from './embedded-redis.ts';
 import { answers, type EmbeddedService } from './pidfiles.ts';
+import { chooseDataDir } from './postgres-user.ts';
 
 /**
  * Zero set-up on a fresh machine (issue 15): where `npm start`, the scripts and the tests find
@@ -20,7 +21,8 @@ export interface LocalServicesOptions {
   /** The URLs of the configuration: as set, or the defaults on the local ports. */
   databaseUrl: string;
   redisUrl: string;
-  localServices: { databaseUrlSet: boolean; redisUrlSet: boolean; embed: boolean; dataDir: string };
+  /** `dataDirSet`: LOCAL_DATA_DIR was given (used as is); else the folder may move out of the project (postgres-user.ts). */
+  localServices: { databaseUrlSet: boolean; redisUrlSet: boolean; embed: boolean; dataDir: string; dataDirSet: boolean };
   /**
    * `service` (npm start, the tests): Postgres and Redis, for as long as it runs. `command` (migrate,
    * keys:create, users:create): Postgres only; a service that starts meanwhile takes the server over.
@@ -33,6 +35,8 @@ export interface LocalServicesOptions {
 export interface LocalServices {
   databaseUrl: string;
   redisUrl: string;
+  /** Whether an embedded Postgres or Redis is in use (a developer's machine: the config's `localSetup`). */
+  embedded: boolean;
   /** Stops what this process started or took over (and waits); a service another process runs is left running. */
   stop(): Promise<void>;
 }
@@ -43,14 +47,17 @@ function hostPort(url: string, defaultPort: number): { host: string; port: numbe
 }
 
 export async function resolveLocalServices(o: LocalServicesOptions): Promise<LocalServices> {
-  const { databaseUrlSet, redisUrlSet, embed, dataDir } = o.localServices;
-  const given: LocalServices = { databaseUrl: o.databaseUrl, redisUrl: o.redisUrl, stop: async () => {} };
+  const { databaseUrlSet, redisUrlSet, embed } = o.localServices;
+  const given: LocalServices = { databaseUrl: o.databaseUrl, redisUrl: o.redisUrl, embedded: false, stop: async () => {} };
   if (!embed) return given;
   const pg = hostPort(o.databaseUrl, 5432);
   const redis = hostPort(o.redisUrl, 6379);
   const needPg = !databaseUrlSet && !(await answers(pg.host, pg.port));
   const needRedis = o.role === 'service' && !redisUrlSet && !(await answers(redis.host, redis.port));
   if (!needPg && !needRedis) return given;
+
+  // As root in a folder the postgres user cannot enter, the data (and the binaries) go elsewhere.
+  const { dataDir, moved } = chooseDataDir(o.localServices.dataDir, o.localServices.dataDirSet);
 
   // What is missing is said before anything is started (initdb takes seconds).
   if (needRedis && !(await embeddedRedisAvailable(dataDir))) {
@@ -78,7 +85,7 @@ export async function resolveLocalServices(o: LocalServicesOptions): Promise<Loc
       const database = decodeURIComponent(new URL(o.databaseUrl).pathname.slice(1)) || 'payments';
       const s = (await embeddedPostgres(dataDir, database, o.role))!;
       services.push(s);
-      o.say(`no DATABASE_URL and nothing on ${pg.host}:${pg.port}: ${s.note}`, s.owned);
+      o.say(`no DATABASE_URL and nothing on ${pg.host}:${pg.port}: ${s.note}${moved ? ` (outside the project: ${moved})` : ''}`, s.owned);
       databaseUrl = s.url;
     }
     if (needRedis) {
@@ -88,7 +95,7 @@ export async function resolveLocalServices(o: LocalServicesOptions): Promise<Loc
       o.say(`no REDIS_URL and nothing on ${redis.host}:${redis.port}: ${s.note}`, s.owned);
       redisUrl = s.url;
     }
-    return { databaseUrl, redisUrl, stop };
+    return { databaseUrl, redisUrl, embedded: true, stop };
   } catch (err) {
     await stop().catch(() => {});
     throw err;

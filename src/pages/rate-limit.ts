@@ -37,9 +37,11 @@ export class HourlyLimit {
   private readonly redis: RateLimiterRedis;
   private readonly memory: RateLimiterMemory;
   private readonly fellBack: (err: unknown) => void;
+  readonly points: number;
 
   constructor(s: Services, name: string, points: number, fellBack: (err: unknown) => void) {
     this.fellBack = fellBack;
+    this.points = points;
     const keyPrefix = `${s.config.redisPrefix}:ratelimit:${name}`;
     // rejectIfRedisNotReady: while the connection is down the memory count answers at once.
     this.redis = new RateLimiterRedis({ storeClient: s.redis, keyPrefix, points, duration: HOUR_SECONDS, rejectIfRedisNotReady: true });
@@ -62,6 +64,33 @@ export class HourlyLimit {
       if (err instanceof RateLimiterRes) return throttled(err);
       throw err;
     }
+  }
+
+  /** What `key` has used this hour, counting nothing: how many, and a Throttled when that is the whole limit. */
+  async peek(key: string): Promise<{ used: number; over: Throttled | null }> {
+    const res = await this.either((l) => l.get(key));
+    const used = res?.consumedPoints ?? 0;
+    return { used, over: res && used >= this.points ? throttled(res) : null };
+  }
+
+  /** Counts one for `key` without refusing anything (a failure to remember); answers the count. */
+  async add(key: string): Promise<number> {
+    return (await this.either((l) => l.penalty(key, 1))).consumedPoints;
+  }
+
+  /** Forgets `key`'s count. */
+  async reset(key: string): Promise<void> {
+    await this.either((l) => l.delete(key));
+  }
+
+  /** One call on the Redis counter, or on the memory one while Redis is down or slow. */
+  private async either<T>(call: (l: RateLimiterRedis | RateLimiterMemory) => Promise<T>): Promise<T> {
+    try {
+      return await withTimeout(call(this.redis), REDIS_TIMEOUT_MS);
+    } catch (err) {
+      this.fellBack(err);
+    }
+    return call(this.memory);
   }
 }
 

@@ -113,13 +113,14 @@ export function paymentLinkPagesRouter(s: Services): Router {
     if (req.method === 'GET') views.record(link.id, source);
     const closed = closedReason(link, 0);
     if (closed) return send(res, 200, endedPage(link, await branding(res, link), closed.badge, closed.message));
-    // A live link while live payments are off (no Stripe keys): no form, nothing to start.
-    if (!chargesEnabled(s, link.livemode)) return send(res, 503, paymentsOffPage(link, await branding(res, link)));
+    // A live link while live payments are off (no Stripe keys): no form, nothing to start. The
+    // merchant's setup, not an outage: 200 here, 409 to a post, never a 5xx (issue 21).
+    if (!chargesEnabled(s, link.livemode)) return send(res, 200, paymentsOffPage(link, await branding(res, link)));
     await showForm(req, res, link, source, 200);
   }));
 
   r.post('/:key', security, form, page(async (req, res, link) => {
-    if (!chargesEnabled(s, link.livemode)) return send(res, 503, paymentsOffPage(link, await branding(res, link)));
+    if (!chargesEnabled(s, link.livemode)) return send(res, 409, paymentsOffPage(link, await branding(res, link)));
     const body = (req.body ?? {}) as Record<string, unknown>;
     const source = parseSource(body.src);
     const payer: Payer = { name: typed(body.name), email: typed(body.email), phone: typed(body.phone) };

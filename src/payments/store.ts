@@ -2,10 +2,13 @@ import type { Sql, TxSql } from '../db/sql.ts';
 import { customerOf, keyset } from '../lib/pagination.ts';
 import type { ListPayments } from './schema.ts';
 import type { Owner } from '../lib/owner.ts';
+import { countPaymentOutcomes } from '../reports/store.ts';
 
 export type PaymentStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED';
+export type ReviewStatus = 'open' | 'approving' | 'refusing' | 'approved' | 'refused' | 'expired';
 
-export interface PaymentRow {
+/** A payment: its row, with what the fraud rules saw and decided (FraudMarks: src/fraud, docs/fraud.md; null where no rule applied). */
+export interface PaymentRow extends FraudMarks {
   id: string;
   account_id: string;
   livemode: boolean;
@@ -42,6 +45,11 @@ export interface PaymentRow {
   installment_number: number | null;
   /** The reusable card the processor kept with this payment (a plan's first part), or charged (a later part). */
   processor_payment_method: string | null;
+  /** A payment held for review: open (authorised, not captured), approving / refusing, then approved, refused or expired. */
+  review_status: ReviewStatus | null;
+  review_deadline: Date | null;
+  review_closed_at: Date | null;
+  review_closed_by: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -57,18 +65,33 @@ export type NewPayment = Pick<
   installment_plan_id?: string | null;
   installment_number?: number | null;
   processor_payment_method?: string | null;
+  /** The hosted page's attempt: what the fraud rules saw and decided. */
+  fraud?: FraudMarks;
 };
+
+export interface FraudMarks {
+  card_fingerprint: string | null;
+  card_country: string | null;
+  client_ip: string | null;
+  fraud_action: 'allow' | 'block' | 'review' | null;
+  fraud_rule_id: string | null;
+  fraud_reason: string | null;
+}
 
 /** A new attempt, PENDING and in flight: it is committed before the processor is called. */
 export async function insertPayment(sql: TxSql, o: Owner, p: NewPayment): Promise<PaymentRow> {
+  const f = p.fraud;
   const [row] = await sql<PaymentRow[]>`
     insert into payments (id, account_id, livemode, amount_cents, currency, checkout_session_id, payment_intent_id,
       customer_id, email, billing_name, card_brand, card_last4, description, payment_link_id, link_source, processing_since,
-      processor_prior_charge, invoice_id, installment_plan_id, installment_number, processor_payment_method)
+      processor_prior_charge, invoice_id, installment_plan_id, installment_number, processor_payment_method,
+      card_fingerprint, card_country, client_ip, fraud_action, fraud_rule_id, fraud_reason)
     values (${p.id}, ${o.accountId}, ${o.livemode}, ${p.amount_cents}, ${p.currency}, ${p.checkout_session_id},
       ${p.payment_intent_id}, ${p.customer_id}, ${p.email}, ${p.billing_name}, ${p.card_brand}, ${p.card_last4},
       ${p.description}, ${p.payment_link_id}, ${p.link_source}, now(), ${p.processor_prior_charge ?? null},
-      ${p.invoice_id ?? null}, ${p.installment_plan_id ?? null}, ${p.installment_number ?? null}, ${p.processor_payment_method ?? null})
+      ${p.invoice_id ?? null}, ${p.installment_plan_id ?? null}, ${p.installment_number ?? null}, ${p.processor_payment_method ?? null},
+      ${f?.card_fingerprint ?? null}, ${f?.card_country ?? null}, ${f?.client_ip ?? null}::inet, ${f?.fraud_action ?? null},
+      ${f?.fraud_rule_id ?? null}, ${f?.fraud_reason ?? null})
     returning *`;
   return row!;
 }
@@ -156,6 +179,7 @@ export async function latestOfIntent(sql: TxSql, o: Owner, intentId: string): Pr
 export async function stuckInFlight(sql: Sql, before: Date, limit: number): Promise<PaymentRow[]> {
   return sql<PaymentRow[]>`
     select * from payments where processing_since is not null and processing_since < ${before} and checkout_session_id is not null
+      and review_status is null
     order by processing_since limit ${limit}`;
 }
 
@@ -209,13 +233,14 @@ export async function markSucceeded(
   sql: TxSql,
   o: Owner,
   id: string,
-  card: { brand: string; last4: string } | null = null,
+  card: { brand: string; last4: string; fingerprint?: string | null; country?: string | null } | null = null,
   d: SuccessDetails = {},
 ): Promise<PaymentRow> {
   const [row] = await sql<PaymentRow[]>`
     update payments
     set status = 'SUCCEEDED', next_action = null, processing_since = null, succeeded_at = now(), updated_at = now(),
       card_brand = coalesce(${card?.brand ?? null}, card_brand), card_last4 = coalesce(${card?.last4 ?? null}, card_last4),
+      card_fingerprint = coalesce(card_fingerprint, ${card?.fingerprint ?? null}), card_country = coalesce(card_country, ${card?.country ?? null}),
       payment_intent_id = coalesce(${d.intentId ?? null}, payment_intent_id),
       processor_payment_method = coalesce(${d.paymentMethod ?? null}, processor_payment_method),
       installment_plan_id = coalesce(${d.installmentPlanId ?? null}, installment_plan_id),
@@ -224,6 +249,7 @@ export async function markSucceeded(
     where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} and status = 'PENDING'
     returning *`;
   if (!row) throw new Error(`payment ${id} was not PENDING`);
+  await countPaymentOutcomes(sql, [row]); // the reports' rollup, in this transaction (src/reports)
   return row;
 }
 
@@ -236,6 +262,7 @@ export async function markFailed(sql: TxSql, o: Owner, id: string, code: string,
     where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} and status = 'PENDING'
     returning *`;
   if (!row) throw new Error(`payment ${id} was not PENDING`);
+  await countPaymentOutcomes(sql, [row]); // the reports' rollup, in this transaction (src/reports)
   return row;
 }
 
@@ -252,23 +279,27 @@ export async function markRequiresAction(sql: TxSql, o: Owner, id: string): Prom
  * An attempt in flight is never failed here: only its outcome (or the sweeper) settles it.
  */
 export async function failAbandoned(sql: TxSql, o: Owner, sessionId: string, code: string, message: string): Promise<PaymentRow[]> {
-  return sql<PaymentRow[]>`
+  const rows = await sql<PaymentRow[]>`
     update payments
     set status = 'FAILED', next_action = null, failure_code = ${code}, failure_message = ${message},
         failed_at = now(), updated_at = now()
     where checkout_session_id = ${sessionId} and account_id = ${o.accountId} and livemode = ${o.livemode}
       and status = 'PENDING' and processing_since is null
     returning *`;
+  await countPaymentOutcomes(sql, rows);
+  return rows;
 }
 
 /** failAbandoned for the sessions of a batch (each payment keeps its own account). */
 export async function failAbandonedOfSessions(sql: TxSql, sessionIds: string[], code: string, message: string): Promise<PaymentRow[]> {
-  return sql<PaymentRow[]>`
+  const rows = await sql<PaymentRow[]>`
     update payments
     set status = 'FAILED', next_action = null, failure_code = ${code}, failure_message = ${message},
         failed_at = now(), updated_at = now()
     where checkout_session_id = any(${sessionIds}::text[]) and status = 'PENDING' and processing_since is null
     returning *`;
+  await countPaymentOutcomes(sql, rows);
+  return rows;
 }
 
 /** The payment, locked: refunds of one payment are checked against its amount one at a time. */
@@ -286,13 +317,19 @@ export async function addRefunded(sql: TxSql, id: string, amount: number): Promi
   return row!;
 }
 
-export async function listPayments(sql: Sql, o: Owner, p: ListPayments): Promise<PaymentRow[]> {
+/**
+ * A page of payments. `email` (the dashboard's filter, not the API's) keeps the payments whose payer
+ * email is it, or whose customer's is, whatever the letters' case.
+ */
+export async function listPayments(sql: Sql, o: Owner, p: ListPayments & { email?: string | undefined }): Promise<PaymentRow[]> {
   const k = keyset(sql, p);
   return sql<PaymentRow[]>`
     select * from payments
     where account_id = ${o.accountId} and livemode = ${o.livemode}
       ${p.status !== undefined ? sql`and status = ${p.status}` : sql``}
       ${customerOf(p) !== undefined ? sql`and customer_id = ${customerOf(p)!}` : sql``}
+      ${p.email !== undefined ? sql`and (lower(email) = lower(${p.email}) or customer_id in (
+        select id from customers where account_id = ${o.accountId} and livemode = ${o.livemode} and lower(email) = lower(${p.email})))` : sql``}
       ${k.where}
     ${k.order} limit ${k.limit}`;
 }
@@ -303,6 +340,48 @@ export async function paymentsOfSession(sql: Sql, o: Owner, sessionId: string, l
     select * from payments
     where checkout_session_id = ${sessionId} and account_id = ${o.accountId} and livemode = ${o.livemode}
     order by id desc limit ${limit}`;
+}
+
+/**
+ * Reviews (docs/fraud.md). A held payment stays PENDING and in flight (processing_since set), so
+ * its session takes no other attempt and does not expire under it, and the in-flight sweeper
+ * leaves it to the review sweeper (review_status set).
+ */
+export async function markHeld(sql: TxSql, id: string, deadline: Date, card: { brand: string; last4: string } | null): Promise<PaymentRow> {
+  const [row] = await sql<PaymentRow[]>`
+    update payments set review_status = 'open', review_deadline = ${deadline}, next_action = null,
+      card_brand = coalesce(${card?.brand ?? null}, card_brand), card_last4 = coalesce(${card?.last4 ?? null}, card_last4), updated_at = now()
+    where id = ${id} and status = 'PENDING' and processing_since is not null and review_status is null returning *`;
+  return row!;
+}
+
+/** Open → approving / refusing (the decision taken, the processor not yet told), or one already so: the row, locked. */
+export async function startClosingReview(sql: TxSql, o: Owner, id: string, to: 'approving' | 'refusing', by: string): Promise<PaymentRow | undefined> {
+  const [row] = await sql<PaymentRow[]>`
+    update payments set review_status = ${to}, review_closed_by = ${by}, updated_at = now()
+    where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode} and review_status = 'open' returning *`;
+  return row;
+}
+
+export async function closeReview(sql: TxSql, id: string, outcome: 'approved' | 'refused' | 'expired'): Promise<void> {
+  await sql`update payments set review_status = ${outcome}, review_closed_at = now(), updated_at = now() where id = ${id}`;
+}
+
+/** Reviews past their deadline, and decisions whose processor call a crash left unfinished (updated before `stale`). */
+export async function reviewsDue(sql: Sql, stale: Date, limit: number): Promise<PaymentRow[]> {
+  return sql<PaymentRow[]>`
+    select * from payments
+    where review_status in ('open', 'approving', 'refusing')
+      and ((review_status = 'open' and review_deadline <= now()) or (review_status <> 'open' and updated_at < ${stale}))
+    order by review_deadline limit ${limit}`;
+}
+
+/** The open reviews of an account and mode, oldest deadline first (the dashboard's queue). */
+export async function openReviews(sql: Sql, o: Owner, limit = 50): Promise<PaymentRow[]> {
+  return sql<PaymentRow[]>`
+    select * from payments
+    where review_status in ('open', 'approving', 'refusing') and account_id = ${o.accountId} and livemode = ${o.livemode}
+    order by review_deadline limit ${limit}`;
 }
 
 export type { Owner };

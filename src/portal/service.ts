@@ -32,22 +32,27 @@ function recordLabel(c: { first_name: string; last_name: string; company_name: s
  * When `email` is the email of customers of the account in `owner`'s mode: one-time links for the
  * newest MAX_RECORDS_PER_EMAIL of them and one `portal_link` email carrying them, in one
  * transaction (the email's send job is enqueued after commit; the repair pass sends it if Redis is
- * away). Answers how many records got a link (0: nothing was sent).
+ * away). The email goes to the address on file of the records it signs into (the one asked for,
+ * matched without regard to case). `mayEmail` is asked once a customer is found, outside the
+ * transaction: false (the address had its emails for the hour) sends nothing. Answers how many
+ * records there are and whether an email went.
  */
-export async function emailSignInLinks(s: Services, log: Logger, owner: Owner, email: string): Promise<number> {
+export async function emailSignInLinks(s: Services, log: Logger, owner: Owner, email: string, mayEmail: () => Promise<boolean>): Promise<{ records: number; sent: boolean }> {
+  if ((await customersByEmail(s.sql, owner, email, 1)).length === 0) return { records: 0, sent: false };
+  if (!(await mayEmail())) return { records: 1, sent: false };
   return withTx(s, log, async (tx) => {
     const customers = await customersByEmail(tx.sql, owner, email, MAX_RECORDS_PER_EMAIL);
-    if (customers.length === 0) return 0;
+    if (customers.length === 0) return { records: 0, sent: false };
     const several = customers.length > 1;
     const links: Array<PortalLink & { label: string | null }> = [];
     for (const c of customers) links.push({ ...(await issuePortalLink(tx.sql, owner, c.id, s.config.publicBaseUrl)), label: several ? recordLabel(c) : null });
-    await queueEmail(tx, owner, {
+    await queueEmail(tx, s, owner, {
       to: customers[0]!.email,
       template: 'portal_link',
       relatedObject: customers[0]!.id,
       render: (m) => portalLinkEmail({ merchantName: m.name, links, expiresAt: links[0]!.expiresAt, livemode: owner.livemode }),
     });
-    return customers.length;
+    return { records: customers.length, sent: true };
   });
 }
 

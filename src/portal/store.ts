@@ -83,6 +83,18 @@ export async function linkMode(sql: Db, accountId: string, token: string): Promi
   return row?.livemode ?? null;
 }
 
+/**
+ * Who a link of this account would sign in, without spending it (the portal asks before it replaces
+ * an open session of another customer); null when the link would not work (unknown, used, expired).
+ */
+export async function linkCustomer(sql: Db, accountId: string, token: string) {
+  const [row] = await sql<{ customer_id: string; livemode: boolean; email: string; first_name: string; last_name: string }[]>`
+    select l.customer_id, l.livemode, c.email, c.first_name, c.last_name
+    from portal_links l join customers c on c.id = l.customer_id and c.account_id = l.account_id and c.livemode = l.livemode
+    where l.token_hash = ${hashPortalToken(token)} and l.account_id = ${accountId} and l.used_at is null and l.expires_at > now()`;
+  return row ?? null;
+}
+
 /** The customer records of the account and mode with this email (case-insensitive), newest first. */
 export async function customersByEmail(sql: Db, o: Owner, email: string, limit: number) {
   return sql<{ id: string; email: string; first_name: string; last_name: string; company_name: string | null; created_at: Date }[]>`

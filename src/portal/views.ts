@@ -96,6 +96,42 @@ ${emailForm(v, f, 'Email me a new link')}
   return portalDocument(`Link expired – ${merchantOf(v)}`, v.brand, body);
 }
 
+/** Who a page names: "Ada Lovelace (ada@example.com)", or the email alone. */
+const person = (c: { email: string; first_name: string; last_name: string }) => {
+  const name = `${c.first_name} ${c.last_name}`.trim();
+  return name ? `${name} (${c.email})` : c.email;
+};
+
+/** What the switch page needs: who is signed in, who the link is for, and the link's own parts to post. */
+export interface SwitchForm {
+  csrf: string;
+  current: { email: string; first_name: string; last_name: string };
+  next: { email: string; first_name: string; last_name: string };
+  token: string;
+  returnUrl: string;
+  sig: string;
+}
+
+/**
+ * A sign-in link of another customer, followed while a session is open: nothing changes until the
+ * customer confirms with a POST (someone may have sent them a link to their own account).
+ */
+export function switchCustomerPage(v: PortalView, f: SwitchForm): string {
+  const body = html`<div class="card stack">
+${testBadge(v)}<h1>Sign in as someone else?</h1>
+<p>You are signed in as <strong>${person(f.current)}</strong>. This link signs in to another account: <strong>${person(f.next)}</strong>.</p>
+<p class="muted">Continue only if you asked for this link yourself. If someone sent it to you, stay signed in: whatever you did in their account, they would see.</p>
+<form method="post" action="${v.base}/sign-in">
+<input type="hidden" name="_csrf" value="${f.csrf}">
+<input type="hidden" name="token" value="${f.token}">
+${f.returnUrl ? html`<input type="hidden" name="return_url" value="${f.returnUrl}"><input type="hidden" name="sig" value="${f.sig}">` : ''}
+<button type="submit" class="btn">Sign in as ${f.next.email}</button>
+</form>
+<p><a href="${v.base}">Stay signed in as ${f.current.email}</a></p>
+</div>${support(v)}`;
+  return portalDocument(`Sign in as someone else? – ${merchantOf(v)}`, v.brand, body);
+}
+
 function support(v: PortalView): Html {
   if (!v.brand.support_email) return html``;
   return html`<p class="muted support">Questions? Write to <a href="mailto:${v.brand.support_email}">${v.brand.support_email}</a>.</p>`;

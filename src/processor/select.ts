@@ -1,3 +1,4 @@
+import { ApiError } from '../lib/errors.ts';
 import type { Services } from '../services.ts';
 import type { Processor } from './types.ts';
 
@@ -20,6 +21,19 @@ export function requireProcessor(s: Pick<Services, 'processors'>, livemode: bool
   const p = processorFor(s, livemode);
   if (!p) throw new ProcessorUnavailable(livemode);
   return p;
+}
+
+/**
+ * An API call that needs the processor of its mode, refused before anything is recorded when live
+ * payments are off (no live keys): `400 processor_unavailable`, the merchant's setup, never the 5xx
+ * of a call that failed. `what` ends the sentence: "nothing can be refunded".
+ */
+export function assertChargesEnabled(s: Pick<Services, 'processors'>, livemode: boolean, what: string): void {
+  if (chargesEnabled(s, livemode)) return;
+  throw new ApiError(
+    'processor_unavailable',
+    `Live payments are off: no live card processor is configured (STRIPE_SECRET_KEY), so ${what} in live mode. GET /v1/account shows charges_enabled.`,
+  );
 }
 
 /** Thrown where a live record needs the processor and live payments are off (no live keys). */

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { newId } from '../lib/ids.ts';
 import type { Sql } from '../db/sql.ts';
 import { simulatorDisputes } from './simulator-disputes.ts';
+import { simulatorFraud } from './simulator-fraud.ts';
 import { cardBrand } from './cards.ts';
 import type { AttemptLookup, CardDetails, ChargeAnswer, ChargeResult, DeclineCode, Processor, RefundLookup, SetupLookup, SetupResult } from './types.ts';
 
@@ -21,9 +22,12 @@ const THREE_D_SECURE = new Set(['4000000000003220', '4000002500003155']);
  * Cards whose charge succeeds but whose later life is scripted, as Stripe's test cards: the
  * behaviour is kept with the simulator's attempt (never the card number) for refunds and disputes.
  */
-export type AttemptBehaviour = 'refunds_fail' | 'disputed' | 'off_session_declines';
+export type AttemptBehaviour = 'refunds_fail' | 'refunds_pending' | 'disputed' | 'off_session_declines';
 const BEHAVIOURS: Record<string, AttemptBehaviour> = {
   '4000000000005126': 'refunds_fail',
+  // Stripe's "refund pending" card: its refunds stay PENDING (here for a day, then succeed), long
+  // enough to cancel one by hand.
+  '4000000000007726': 'refunds_pending',
   '4000000000000259': 'disputed',
   // Stripe's "attaches but charges fail" card, as the simulator plays it: the payment made with the
   // cardholder present (the first part of a plan) succeeds and the card is saved; every later
@@ -98,6 +102,8 @@ const tokenOf = (attempt: string) => `pm_sim_${createHash('sha256').update(attem
  * days at a real processor; "within about a second" in test mode, issue 11 point 6).
  */
 export const SIMULATOR_REFUND_SETTLE_MS = 400;
+/** How long refunds of card 4000 0000 0000 7726 (behaviour refunds_pending) stay pending. */
+export const SIMULATOR_REFUND_PENDING_MS = 24 * 3600 * 1000;
 /** failure_reason of refunds of card 4000 0000 0000 5126 (behaviour refunds_fail). */
 export const SIMULATOR_REFUND_FAILURE = 'declined';
 
@@ -131,12 +137,13 @@ export function createSimulator(sql: Sql): Processor {
     r: ChargeResult,
     behaviour: AttemptBehaviour | null = null,
     paymentMethod: string | null = null,
+    capture: 'automatic' | 'manual' = 'automatic',
   ): Promise<ChargeAnswer> {
     const code = r.status === 'declined' ? r.code : null;
     const message = r.status === 'declined' ? r.message : null;
     await sql`
-      insert into simulator_attempts (attempt_id, intent_id, status, code, message, behaviour, payment_method)
-      values (${attempt}, ${intentId}, ${r.status}, ${code}, ${message}, ${behaviour}, ${paymentMethod})
+      insert into simulator_attempts (attempt_id, intent_id, status, code, message, behaviour, payment_method, capture)
+      values (${attempt}, ${intentId}, ${r.status}, ${code}, ${message}, ${behaviour}, ${paymentMethod}, ${capture})
       on conflict (attempt_id) do nothing`;
     // The first outcome stands: a retried confirmation answers it again.
     const [row] = await sql<AttemptRecord[]>`select status, code, message, payment_method from simulator_attempts where attempt_id = ${attempt}`;
@@ -176,6 +183,7 @@ export function createSimulator(sql: Sql): Processor {
     collectsCard: 'server',
     publishableKey: null,
     ...simulatorDisputes(sql),
+    ...simulatorFraud(sql),
     async createCustomer({ reference, livemode }) {
       const digest = createHash('sha256').update(`${livemode ? 'live' : 'test'}:${reference}`).digest('hex');
       return { id: `pcus_sim_${digest.slice(0, 24)}` };
@@ -200,8 +208,10 @@ export function createSimulator(sql: Sql): Processor {
       if (decline) return record(intentId, attempt, declined(decline));
       // A card to keep is kept before the answer (a 3-D Secure card is kept once the challenge passes).
       const saved = opts.saveCard ? await saveCard(attempt, card, await livemodeOf(intentId)) : null;
-      if (THREE_D_SECURE.has(card.number)) return record(intentId, attempt, { status: 'requires_action', action: 'three_d_secure' }, null, saved);
-      return record(intentId, attempt, { status: 'succeeded' }, BEHAVIOURS[card.number] ?? null, saved);
+      // A payment held for review is authorised only: captured or voided when the review closes.
+      const capture = opts.captureLater ? 'manual' : 'automatic';
+      if (THREE_D_SECURE.has(card.number)) return record(intentId, attempt, { status: 'requires_action', action: 'three_d_secure' }, null, saved, capture);
+      return record(intentId, attempt, { status: 'succeeded' }, BEHAVIOURS[card.number] ?? null, saved, capture);
     },
     async completeAuthentication(intentId, attempt, outcome) {
       const r = outcome === 'complete' ? ({ status: 'succeeded' } as const) : declined('authentication_failed');
@@ -271,10 +281,11 @@ export function createSimulator(sql: Sql): Processor {
         select behaviour from simulator_attempts where attempt_id = ${attempt} and intent_id = ${intentId} and status = 'succeeded'`;
       if (!charged) return { status: 'failed', reason: 'charge_not_found' };
       const planned = charged.behaviour === 'refunds_fail' ? 'failed' : 'succeeded';
+      const settleMs = charged.behaviour === 'refunds_pending' ? SIMULATOR_REFUND_PENDING_MS : SIMULATOR_REFUND_SETTLE_MS;
       await sql`
         insert into simulator_refunds (refund_id, attempt_id, amount_cents, currency, status, planned, settle_at)
         values (${reference}, ${attempt}, ${amount}, ${currency}, 'pending', ${planned},
-          now() + make_interval(secs => ${SIMULATOR_REFUND_SETTLE_MS / 1000}))
+          now() + make_interval(secs => ${settleMs / 1000}))
         on conflict (refund_id) do nothing`;
       await settleDue(reference);
       const r = await readRefund(reference);

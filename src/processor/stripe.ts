@@ -80,19 +80,23 @@ export function attemptOf(pi: Stripe.PaymentIntent): AttemptLookup {
 
 function outcomeOf(pi: Stripe.PaymentIntent): AttemptLookup {
   switch (pi.status) {
+    // requires_capture: authorised only, held for a review (capture_method manual); captured when approved.
+    case 'requires_capture':
     case 'succeeded': {
       const charge = typeof pi.latest_charge === 'object' ? pi.latest_charge : null;
       const card = charge?.payment_method_details?.card;
       // The card Stripe kept (setup_future_usage): the plan's card for its later parts.
       const paymentMethod = pi.setup_future_usage ? idOf(pi.payment_method) || null : null;
-      return { status: 'succeeded', card: card ? { brand: card.brand ?? 'unknown', last4: card.last4 ?? '' } : null, paymentMethod };
+      // Stripe's own fingerprint and issuing country of the card, for the fraud rules (src/fraud).
+      const facts = card ? { fingerprint: card.fingerprint ?? null, country: card.country ?? null } : {};
+      return { status: 'succeeded', card: card ? { brand: card.brand ?? 'unknown', last4: card.last4 ?? '', ...facts } : null, paymentMethod };
     }
     case 'requires_payment_method':
       // Declined (the error of the last confirmation), or never confirmed: not charged.
       return pi.last_payment_error ? { status: 'declined', ...declineOf(pi.last_payment_error) } : { status: 'not_found' };
     case 'canceled':
       return { status: 'declined', code: 'card_declined', message: CANCELED_MESSAGE };
-    default: // processing, requires_action (3-D Secure in the payer's browser), requires_confirmation, requires_capture
+    default: // processing, requires_action (3-D Secure in the payer's browser), requires_confirmation
       return { status: 'processing' };
   }
 }
@@ -186,6 +190,20 @@ export function createStripeProcessor(keys: StripeKeys, apiUrl: string): Process
         if (err instanceof Stripe.errors.StripeInvalidRequestError && err.code === 'payment_intent_unexpected_state') return false;
         throw err;
       }
+    },
+    async capturePayment(intentId) {
+      const pi = await stripe.paymentIntents.retrieve(intentId);
+      if (pi.status === 'requires_capture') return (await stripe.paymentIntents.capture(intentId, {}, { idempotencyKey: `capture-${intentId}` })).status === 'succeeded' ? 'captured' : 'not_found';
+      return pi.status === 'succeeded' ? 'captured' : pi.status === 'canceled' ? 'voided' : 'not_found';
+    },
+    async setManualCapture(intentId) {
+      await stripe.paymentIntents.update(intentId, { capture_method: 'manual' });
+    },
+    async voidPayment(intentId) {
+      const pi = await stripe.paymentIntents.retrieve(intentId);
+      if (pi.status === 'requires_capture') await stripe.paymentIntents.cancel(intentId, { cancellation_reason: 'fraudulent' }, { idempotencyKey: `void-${intentId}` });
+      else return pi.status === 'succeeded' ? 'captured' : pi.status === 'canceled' ? 'voided' : 'not_found';
+      return 'voided';
     },
     confirmPaymentIntent() {
       return Promise.reject(new Error('the Stripe processor collects the card in the browser (Payment Element): no server-side confirmation'));

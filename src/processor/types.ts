@@ -10,6 +10,15 @@ export interface CardDetails {
   name: string;
 }
 
+/** What the fraud rules may know of a card: its fingerprint at the processor and issuing country (ISO 3166 alpha-2). */
+export interface CardFacts {
+  fingerprint: string | null;
+  country: string | null;
+}
+
+/** Where an authorisation held for review ended: captured, voided, or not_found (never authorised). */
+export type CaptureResult = 'captured' | 'voided' | 'not_found';
+
 export type DeclineCode =
   | 'card_declined'
   | 'insufficient_funds'
@@ -33,7 +42,7 @@ export type ChargeResult =
  * carry the card's brand and last four (Stripe's Payment Element: the service never saw the card).
  */
 export type AttemptLookup = (ChargeResult | { status: 'not_found' } | { status: 'processing' }) & {
-  card?: { brand: string; last4: string } | null;
+  card?: { brand: string; last4: string; fingerprint?: string | null; country?: string | null } | null;
   /** The processor's charge the answer is about (its last confirmation), where it has charges. */
   charge?: string | null;
   /**
@@ -130,7 +139,21 @@ export interface Processor {
    * Charges the card for one attempt (`attempt` is our payment id). Idempotent by `attempt`: a
    * retry answers the first outcome and never charges twice.
    */
-  confirmPaymentIntent(intentId: string, attempt: string, card: CardDetails, opts?: { saveCard?: boolean }): Promise<ChargeAnswer>;
+  confirmPaymentIntent(intentId: string, attempt: string, card: CardDetails, opts?: { saveCard?: boolean; captureLater?: boolean }): Promise<ChargeAnswer>;
+  /**
+   * A card's stable fingerprint and issuing country, for the fraud rules, before it is charged
+   * (a card collected by the service's own form: the simulator). Never the number.
+   */
+  cardFacts?(card: CardDetails): Promise<CardFacts>;
+  /**
+   * Captures an attempt confirmed with `captureLater` (a payment held for review, approved).
+   * Idempotent: answers `captured` again, or `voided` when it was voided first.
+   */
+  capturePayment(intentId: string, attempt: string): Promise<CaptureResult>;
+  /** Makes the intent's next confirmation authorise only (Stripe's capture_method manual): a Payment Element payment held for review. */
+  setManualCapture?(intentId: string): Promise<void>;
+  /** Releases an uncaptured authorisation (a review refused or expired). Idempotent, as capturePayment. */
+  voidPayment(intentId: string, attempt: string): Promise<CaptureResult>;
   /** Finishes an attempt that answered requires_action, once the payer has passed or failed 3-D Secure. */
   completeAuthentication(intentId: string, attempt: string, outcome: 'complete' | 'fail'): Promise<ChargeAnswer>;
   /**

@@ -28,7 +28,7 @@ export async function refundAutomatically(tx: Tx, s: Services, payment: PaymentR
     reason: null,
     metadata: { automatic_refund: cause },
   });
-  await recordEvent(tx, o.accountId, 'refund.created', presentRefund(refund));
+  await recordEvent(tx, s, o.accountId, 'refund.created', presentRefund(refund));
   log.warn({ paymentId: payment.id, refundId: refund.id, cause }, 'a charge the service cannot keep is refunded automatically');
   tx.afterCommit(() => scheduleRefundSettle(s, refund));
 }

@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { apiActor } from '../auth/middleware.ts';
 import { resourceMissing } from '../lib/errors.ts';
 import { parseListQuery, toList } from '../lib/pagination.ts';
 import { pathId, validate } from '../lib/validate.ts';
@@ -14,7 +15,7 @@ export function refundsRouter(s: Services): Router {
 
   r.post('/', async (req, res) => {
     const input = validate(CreateRefund, req.body);
-    res.json(presentRefund(await service.createRefund(s, req.auth, input, req.log)));
+    res.json(presentRefund(await service.createRefund(s, req.auth, input, req.log, apiActor(req))));
   });
 
   r.get('/', async (req, res) => {

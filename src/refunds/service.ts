@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { recordAudit, type AuditActor } from '../audit/store.ts';
 import { withTx } from '../db/tx.ts';
 import { formatAmount } from '../lib/currency.ts';
 import { ApiError, invalidParam, resourceMissing } from '../lib/errors.ts';
@@ -6,7 +7,7 @@ import { isId } from '../lib/ids.ts';
 import type { Owner } from '../lib/owner.ts';
 import { metadataOnCreate } from '../lib/validate.ts';
 import { findPayment, lockPayment } from '../payments/store.ts';
-import { processorFor } from '../processor/select.ts';
+import { assertChargesEnabled, processorFor } from '../processor/select.ts';
 import type { Services } from '../services.ts';
 import { recordEvent } from '../webhooks/outbox.ts';
 import { scheduleRefundSettle } from './jobs.ts';
@@ -24,7 +25,7 @@ const money = (minor: number, currency: string) => `${minor} (${formatAmount(min
  * then inserts the refund PENDING with `refund.created`. Concurrent refunds of one payment queue
  * on the lock, so the PENDING and SUCCEEDED refunds never add up to more than the payment.
  */
-async function reserve(s: Services, o: Owner, input: CreateRefund, log: Logger): Promise<RefundRow> {
+async function reserve(s: Services, o: Owner, input: CreateRefund, log: Logger, actor: AuditActor): Promise<RefundRow> {
   return withTx(s, log, async (tx) => {
     const payment = isId('pay', input.payment_id) ? await lockPayment(tx.sql, o, input.payment_id) : undefined;
     if (!payment) throw resourceMissing('payment', input.payment_id, 'payment_id');
@@ -50,27 +51,29 @@ async function reserve(s: Services, o: Owner, input: CreateRefund, log: Logger):
       reason: input.reason ?? null,
       metadata: metadataOnCreate(input.metadata),
     });
-    await recordEvent(tx, o.accountId, 'refund.created', presentRefund(refund));
+    await recordEvent(tx, s, o.accountId, 'refund.created', presentRefund(refund));
+    await recordAudit(tx.sql, {
+      accountId: o.accountId,
+      livemode: o.livemode,
+      actor,
+      action: 'refund.created',
+      object: { type: 'refund', id: refund.id },
+      data: { payment_id: payment.id, amount: amount, currency: payment.currency, reason: refund.reason },
+    });
     return refund;
   });
 }
 
 /** Live mode without Stripe keys has no processor to refund through: refused before anything is recorded. */
-function assertProcessor(s: Services, o: Owner): void {
-  if (processorFor(s, o.livemode)) return;
-  throw new ApiError(
-    'processor_unavailable',
-    'Live payments are off: no live card processor is configured (STRIPE_SECRET_KEY), so nothing can be refunded in live mode. GET /v1/account shows charges_enabled.',
-  );
-}
+const assertProcessor = (s: Services, o: Owner): void => assertChargesEnabled(s, o.livemode, 'nothing can be refunded');
 
 /**
  * POST /v1/refunds: transaction 1, then the processor call with nothing open or locked, then
  * transaction 2 for a final answer, or the settle job for a pending one. A call that fails leaves
  * the refund PENDING for the sweeper (settle.ts), which asks again.
  */
-export async function createRefund(s: Services, o: Owner, input: CreateRefund, log: Logger): Promise<RefundRow> {
-  const refund = await reserve(s, o, input, log);
+export async function createRefund(s: Services, o: Owner, input: CreateRefund, log: Logger, actor: AuditActor): Promise<RefundRow> {
+  const refund = await reserve(s, o, input, log, actor);
   try {
     const result = await callCreate(s, refund);
     if (result.status === 'pending') {

@@ -38,16 +38,16 @@ export async function recordRefundOutcome(s: Services, refund: RefundRow, result
       const done = await store.settle(tx.sql, refund.id, 'SUCCEEDED');
       if (!payment || !done) return (await store.findRefundById(tx.sql, refund.id))!;
       const updated = await payments.addRefunded(tx.sql, payment.id, done.amount_cents);
-      await recordEvent(tx, o.accountId, 'refund.updated', presentRefund(done));
-      await recordEvent(tx, o.accountId, 'payment.refunded', presentPayment(updated, s.config.checkoutUrl));
-      await queueRefundNotice(tx, updated, done);
+      await recordEvent(tx, s, o.accountId, 'refund.updated', presentRefund(done));
+      await recordEvent(tx, s, o.accountId, 'payment.refunded', presentPayment(updated, s.config.checkoutUrl));
+      await queueRefundNotice(tx, s, updated, done);
       return done;
     }
     const done = result.status === 'failed'
       ? await store.settle(tx.sql, refund.id, 'FAILED', result.reason)
       : await store.settle(tx.sql, refund.id, 'CANCELLED');
     if (!done) return (await store.findRefundById(tx.sql, refund.id))!;
-    await recordEvent(tx, o.accountId, 'refund.updated', presentRefund(done));
+    await recordEvent(tx, s, o.accountId, 'refund.updated', presentRefund(done));
     return done;
   });
 }
@@ -57,11 +57,11 @@ export async function recordRefundOutcome(s: Services, refund: RefundRow, result
  * src/email/store.ts paymentRecipient). One per refund; none when no email is known. A failure to
  * queue it never undoes the refund (queueEmailBesides).
  */
-async function queueRefundNotice(tx: Tx, payment: payments.PaymentRow, refund: RefundRow): Promise<void> {
+async function queueRefundNotice(tx: Tx, s: Services, payment: payments.PaymentRow, refund: RefundRow): Promise<void> {
   const to = await paymentRecipient(tx.sql, payment.id);
   if (!to) return;
-  const { checkoutUrl } = tx.s.config;
-  await queueEmailBesides(tx, ownerOf(refund), {
+  const { checkoutUrl } = s.config;
+  await queueEmailBesides(tx, s, ownerOf(refund), {
     to,
     template: 'refund_notice',
     relatedObject: refund.id,

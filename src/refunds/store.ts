@@ -3,6 +3,7 @@ import { newId } from '../lib/ids.ts';
 import type { Owner } from '../lib/owner.ts';
 import { keyset } from '../lib/pagination.ts';
 import type { ListRefunds, RefundReason } from './schema.ts';
+import { countRefund } from '../reports/store.ts';
 
 export type RefundStatus = 'PENDING' | 'SUCCEEDED' | 'FAILED' | 'CANCELLED';
 
@@ -64,6 +65,7 @@ export async function settle(sql: TxSql, id: string, status: Exclude<RefundStatu
     update refunds set status = ${status}, failure_reason = ${failureReason}, updated_at = now()
     where id = ${id} and status = 'PENDING'
     returning *`;
+  if (row?.status === 'SUCCEEDED') await countRefund(sql, row); // the reports' rollup, in this transaction
   return row;
 }
 

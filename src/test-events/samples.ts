@@ -14,6 +14,7 @@ import { presentPayment } from '../payments/presenter.ts';
 import type { PaymentRow, PaymentStatus } from '../payments/store.ts';
 import { presentRefund } from '../refunds/presenter.ts';
 import type { RefundRow, RefundStatus } from '../refunds/store.ts';
+import { presentEndpoint } from '../webhooks/presenter.ts';
 
 /**
  * The objects a test event carries: a full resource of the event type's kind, made by the very
@@ -86,7 +87,7 @@ function session(ids: Ids, livemode: boolean, now: Date, completed: boolean): Se
   };
 }
 
-function payment(ids: Ids, livemode: boolean, now: Date, status: PaymentStatus, refunded: boolean): PaymentRow {
+function payment(ids: Ids, livemode: boolean, now: Date, status: PaymentStatus, refunded: boolean, review: 'open' | 'approved' | null = null): PaymentRow {
   const failed = status === 'FAILED';
   const created = ago(now, refunded ? 2 * 24 * 60 : 1);
   return {
@@ -119,6 +120,16 @@ function payment(ids: Ids, livemode: boolean, now: Date, status: PaymentStatus, 
     installment_plan_id: null,
     installment_number: null,
     processor_payment_method: null,
+    card_fingerprint: 'fp_3f9c0a1b2d4e5f6071829304',
+    card_country: 'US',
+    client_ip: '203.0.113.7',
+    fraud_action: review ? 'review' : null,
+    fraud_rule_id: review ? sampleId('frl') : null,
+    fraud_reason: review ? 'Rule "Large first orders": amount_cents >= 50000' : null,
+    review_status: review,
+    review_deadline: review ? later(created, 3) : null,
+    review_closed_at: review === 'approved' ? now : null,
+    review_closed_by: review === 'approved' ? 'ada@example.com' : null,
     created_at: created,
     updated_at: now,
   };
@@ -299,6 +310,8 @@ const SAMPLES: Record<EventType, (ids: Ids, livemode: boolean, now: Date, urls: 
   'payment.succeeded': (ids, lm, now, u) => presentPayment(payment(ids, lm, now, 'SUCCEEDED', false), u.checkoutUrl),
   'payment.failed': (ids, lm, now, u) => presentPayment(payment(ids, lm, now, 'FAILED', false), u.checkoutUrl),
   'payment.refunded': (ids, lm, now, u) => presentPayment(payment(ids, lm, now, 'SUCCEEDED', true), u.checkoutUrl),
+  'payment.review_opened': (ids, lm, now, u) => presentPayment(payment(ids, lm, now, 'PENDING', false, 'open'), u.checkoutUrl),
+  'payment.review_closed': (ids, lm, now, u) => presentPayment(payment(ids, lm, now, 'SUCCEEDED', false, 'approved'), u.checkoutUrl),
   'refund.created': (ids, lm, now) => presentRefund(refund(ids, lm, now, 'PENDING')),
   'refund.updated': (ids, lm, now) => presentRefund(refund(ids, lm, now, 'SUCCEEDED')),
   'dispute.created': (ids, lm, now) => presentDispute(dispute(ids, lm, now, 'created')),
@@ -316,6 +329,30 @@ const SAMPLES: Record<EventType, (ids: Ids, livemode: boolean, now: Date, urls: 
   'installment_plan.completed': planSample('completed'),
   'installment_plan.defaulted': planSample('defaulted'),
   'installment_plan.cancelled': planSample('cancelled'),
+  'webhook_endpoint.disabled': (_ids, lm, now) => {
+    const since = new Date(now.getTime() - 5 * 24 * 3600 * 1000);
+    return presentEndpoint({
+      id: sampleId('we'),
+      account_id: '',
+      livemode: lm,
+      url: 'https://shop.example.com/webhooks',
+      description: 'Sample endpoint',
+      enabled_events: ['*'],
+      is_active: false,
+      secret: '',
+      previous_secret: null,
+      previous_secret_expires_at: null,
+      failing_since: since,
+      failed_attempts: 42,
+      failure_warned_at: new Date(now.getTime() - 24 * 3600 * 1000),
+      disabled_at: now,
+      headers: {},
+      rate_limit: null,
+      ordered: false,
+      created_at: since,
+      updated_at: now,
+    });
+  },
 };
 
 /** A sample of the object a `type` event carries, in the given mode, with fresh sample ids. */

@@ -21,6 +21,7 @@ export const PAY_SCENARIOS = [
   'requires_3ds_then_failure',
   'disputed',
   'refund_fails',
+  'refund_pending',
 ] as const;
 export type PayScenario = (typeof PAY_SCENARIOS)[number];
 

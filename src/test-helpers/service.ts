@@ -1,10 +1,8 @@
 import type { Logger } from 'pino';
 import { expireInTx } from '../checkout/expiry.ts';
-import { unscheduleExpiry } from '../checkout/jobs.ts';
 import { finishChallenge, payWithCard, type PayResult } from '../checkout/pay.ts';
-import { expireSessionNow, retrieveSession } from '../checkout/service.ts';
+import { expireSessionNow, pageEmail, retrieveSession } from '../checkout/service.ts';
 import { dueSessionIds, type SessionRow } from '../checkout/store.ts';
-import { findCustomer } from '../customers/store.ts';
 import { withTx } from '../db/tx.ts';
 import { recordProcessorDispute } from '../disputes/service.ts';
 import type { DisputeRow } from '../disputes/store.ts';
@@ -48,6 +46,7 @@ const SCENARIO_CARDS: Record<PayScenario, string> = {
   requires_3ds_then_failure: '4000000000003220',
   disputed: '4000000000000259',
   refund_fails: '4000000000005126',
+  refund_pending: '4000000000007726',
 };
 
 /** What the 3-D Secure scenarios do at the challenge, as the payer's button on the authenticate page. */
@@ -71,12 +70,6 @@ async function payableSession(s: Services, o: Owner, id: string, log: Logger): P
     );
   }
   return row;
-}
-
-/** The email the hosted page would prefill: the attached customer's, else the session's customer_email. */
-async function pageEmail(s: Services, o: Owner, row: SessionRow): Promise<string | null> {
-  const customer = row.customer_id ? await findCustomer(s.sql, o, row.customer_id) : undefined;
-  return customer?.email ?? row.customer_email ?? null;
 }
 
 /** A test card as the form would post it: any future expiry and a CVC of the brand's length. */
@@ -118,7 +111,7 @@ export async function payCheckoutSession(s: Services, o: Owner, id: string, inpu
   const row = await payableSession(s, o, id, log);
   const number = 'card' in method ? method.card : SCENARIO_CARDS[method.scenario];
   const name = input.name ?? row.metadata.payer_name ?? '';
-  const email = input.email ?? (await pageEmail(s, o, row));
+  const email = input.email ?? (await pageEmail(s.sql, row));
   let result = await payWithCard(s, row, testCard(number, name), email, log);
   const challenge = 'scenario' in method ? CHALLENGE[method.scenario] : undefined;
   if (challenge && result.kind === 'requires_action') {
@@ -167,11 +160,7 @@ export async function advanceTime(s: Services, o: Owner, input: AdvanceTime, log
   const sessions = await dueSessionIds(s.sql, o, asOf, ADVANCE_BATCH + 1);
   let sessionsExpired = 0;
   for (const id of sessions.slice(0, ADVANCE_BATCH)) {
-    const expired = await withTx(s, log, async (tx) => {
-      const row = await expireInTx(tx, s, o, id, asOf);
-      if (row) tx.afterCommit(() => unscheduleExpiry(s, id));
-      return row;
-    });
+    const expired = await withTx(s, log, (tx) => expireInTx(tx, s, o, id, asOf));
     if (expired) sessionsExpired++;
   }
   const invoices = await dueRemindersOf(s.sql, o, asOf, ADVANCE_BATCH + 1);

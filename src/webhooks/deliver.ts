@@ -1,37 +1,46 @@
-import { UnrecoverableError, type Job } from 'bullmq';
+import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
 import { presentEvent } from '../events/presenter.ts';
+import { QUEUE_NAMES } from '../queue/queues.ts';
 import { nowUnix } from '../lib/time.ts';
 import type { Services } from '../services.ts';
 import type { Sql } from '../db/sql.ts';
 import { Batcher } from './batcher.ts';
 import {
+  MAX_ATTEMPTS,
   cancelDelivery,
   duePending,
+  EVENT_EXPIRED,
+  findDeliveries,
   loadAttemptContexts,
   pauseIfInactive,
-  recordAttempts,
   stillPending,
   type AttemptContext,
   type AttemptRecord,
   type DeliveryStatus,
 } from './deliveries.ts';
+import { actOnHealth, healthSettings, recordOutcomes, type Outcome } from './health.ts';
+import { throttleRoutes } from './fanout.ts';
 import { deliveryJobs, type DeliverJobData } from './jobs.ts';
+import { parkBehindEarlier, wakeNext, wakeOrphans } from './ordering.ts';
 import { send } from './sender.ts';
 import { signatureHeader } from './signing.ts';
 import { signingSecrets } from './store.ts';
+import { takeSlot } from './throttle.ts';
 import { targetPolicy } from './url.ts';
 
 interface Batchers {
-  load: Batcher<string, AttemptContext | undefined>;
-  record: Batcher<AttemptRecord, DeliveryStatus | null>;
+  load: Batcher<string, AttemptContext | typeof EVENT_EXPIRED | undefined>;
+  record: Batcher<AttemptRecord, Outcome>;
 }
 const batchersByPool = new WeakMap<Sql, Batchers>();
 
-/** The deliveries running at the same moment share their reads and writes (one statement each). */
-function batchers(sql: Sql): Batchers {
+/** The deliveries running at the same moment share their reads and writes (one statement, or one transaction, each). */
+function batchers(s: Services): Batchers {
+  const sql = s.sql;
   let b = batchersByPool.get(sql);
   if (!b) {
-    b = { load: new Batcher((ids) => loadAttemptContexts(sql, ids)), record: new Batcher((records) => recordAttempts(sql, records)) };
+    const h = healthSettings(s.config);
+    b = { load: new Batcher((ids) => loadAttemptContexts(sql, ids)), record: new Batcher((records) => recordOutcomes(sql, records, h)) };
     batchersByPool.set(sql, b);
   }
   return b;
@@ -46,13 +55,25 @@ function batchers(sql: Sql): Batchers {
  *   with its exponential backoff; the 7th failure makes the row FAILED and ends the job.
  * - PENDING, endpoint inactive: PAUSED, and the job completes without using an attempt.
  * - FAILED: only a retry from Bull Board runs such a job; it makes one more attempt.
+ *
+ * Before the attempt, an ordered endpoint's delivery is parked while an earlier one about the same
+ * object is open (ordering.ts: the job completes, the end of that one wakes it), and a throttled
+ * endpoint's delivery takes a slot (throttle.ts): when it must wait, its job is moved back to
+ * delayed until its slot, without using an attempt and without holding a worker slot meanwhile.
+ * `token` is the worker's lock on the job (needed to move it); without one the throttle is not applied.
  */
-export async function runDelivery(s: Services, job: Job<DeliverJobData>): Promise<string> {
+export async function runDelivery(s: Services, job: Job<DeliverJobData>, token?: string): Promise<string> {
   const id = job.data.deliveryId;
   // Twice at most: a pause can lose a race with a re-enable, and the delivery must then go out.
   for (let pass = 0; pass < 2; pass++) {
-    const d = await batchers(s.sql).load.push(id);
+    const d = await batchers(s).load.push(id);
     if (!d) return 'missing';
+    if (d === EVENT_EXPIRED) {
+      // Resent on the last days of its event, or paused until after them: nothing left to send.
+      const row = (await findDeliveries(s.sql, [id]))[0];
+      if ((await cancelDelivery(s.sql, id)) && row?.object_id) await wake(s, { endpoint_id: row.endpoint_id, object_id: row.object_id });
+      return 'cancelled (its event is past retention)';
+    }
     if (d.status !== 'PENDING' && d.status !== 'FAILED') return `skipped (${d.status})`;
     if (d.url === null) {
       if (d.status === 'FAILED') return 'skipped (endpoint deleted)';
@@ -64,9 +85,44 @@ export async function runDelivery(s: Services, job: Job<DeliverJobData>): Promis
       if (await pauseIfInactive(s.sql, id, d.endpoint_id)) return 'paused';
       continue;
     }
+    if (d.object_id !== null && d.status === 'PENDING') {
+      const blocker = await parkBehindEarlier(s.sql, { id: d.id, endpoint_id: d.endpoint_id, event_id: d.event_id, object_id: d.object_id });
+      if (blocker) return `parked behind ${blocker} (ordered endpoint)`;
+    }
+    if (d.rate_limit !== null && token !== undefined) {
+      const waiting = await throttle(s, job, token, d.endpoint_id, d.rate_limit);
+      if (waiting) return waiting;
+    }
     return attempt(s, job, d);
   }
   throw new Error(`delivery ${id}: endpoint toggled while pausing; retrying`);
+}
+
+/**
+ * Waits for the endpoint's rate: null when this delivery may go now. Otherwise the delivery takes
+ * the slot it was given, without using an attempt and without holding a worker meanwhile: a job of
+ * the delivery queue hands it to the throttled queue, delayed until then (and answers what it did);
+ * a job of the throttled queue moves itself back to delayed and throws BullMQ's DelayedError. If
+ * Redis cannot be asked, nothing is sent (the rate is never exceeded): the job fails and BullMQ runs
+ * it again later, the delivery's row untouched.
+ */
+async function throttle(s: Services, job: Job<DeliverJobData>, token: string, endpointId: string, rate: number): Promise<string | null> {
+  const wait = await takeSlot(s.redis, s.config.redisPrefix, endpointId, rate, job.data.slot === true);
+  if (wait <= 0) return null;
+  s.metrics.webhookThrottled.inc();
+  if (job.queueName !== QUEUE_NAMES.webhookThrottled) {
+    await deliveryJobs(s).addThrottled(job.data.deliveryId, wait);
+    return `throttled: waits ${wait} ms for its slot in ${QUEUE_NAMES.webhookThrottled}`;
+  }
+  await job.moveToDelayed(Date.now() + wait, token);
+  throw new DelayedError(`throttled: the endpoint's slot is in ${wait} ms`);
+}
+
+/** After an ordered delivery ended for good: the next one about its object is woken and enqueued. */
+async function wake(s: Services, d: { endpoint_id: string; object_id: string }): Promise<void> {
+  const next = await wakeNext(s.sql, d);
+  // Lost (Redis away): the row is due, so the reconcile pass enqueues it.
+  if (next) await deliveryJobs(s).revive([next]).catch((err: unknown) => s.log.warn({ err, deliveryId: next }, 'ordered delivery woken but not enqueued; the reconcile pass will'));
 }
 
 async function attempt(s: Services, job: Job<DeliverJobData>, d: AttemptContext): Promise<string> {
@@ -76,20 +132,37 @@ async function attempt(s: Services, job: Job<DeliverJobData>, d: AttemptContext)
   );
   const signature = signatureHeader(signingSecrets({ ...d, secret: d.secret! }), body, nowUnix());
   const result = await send(
-    { url: d.url!, eventId: d.event_id, deliveryId: d.id, body, signature },
+    { url: d.url!, eventId: d.event_id, deliveryId: d.id, body, signature, headers: d.headers ?? {} },
     s.config.webhookTimeoutMs,
     // The endpoint's mode decides how local its target may be: a live endpoint never may.
     targetPolicy(s.config, d.livemode),
   );
   // If this attempt fails, BullMQ waits as many milliseconds before the next one.
   const retryDelay = deliveryJobs(s).retryDelayMs(job.attemptsMade + 1);
-  const status = await batchers(s.sql).record.push({ id: d.id, n, result, retryDelayMs: retryDelay });
+  const { status, action } = await batchers(s).record.push({ id: d.id, endpointId: d.endpoint_id, n, result, retryDelayMs: retryDelay });
   if (status === null) return `attempt ${n} was recorded by another run`;
+  // The attempt is recorded whatever happens here: a failure to warn or disable is tried again at the next failed attempt.
+  if (action) await actOnHealth(s, d.endpoint_id, action).catch((err: unknown) => s.log.error({ err, endpointId: d.endpoint_id, action }, 'endpoint health action failed; the next failed attempt tries again'));
+  countAttempt(s, d, n, result.ok, result.statusCode, status);
+  if (d.object_id !== null && (status === 'SUCCEEDED' || status === 'FAILED')) await wake(s, { endpoint_id: d.endpoint_id, object_id: d.object_id });
   if (result.ok) return `attempt ${n} succeeded (${result.statusCode})`;
   const why = `attempt ${n} of delivery ${d.id} failed: ${result.error}`;
   if (status === 'PENDING') throw new Error(why);
   if (status === 'FAILED') throw new UnrecoverableError(`${why}; no attempts left`);
   return `${why}; delivery is ${status}, not retried`;
+}
+
+/**
+ * The metrics of one attempt this run recorded: the attempt, and a delivery that it ended (its
+ * first 2xx, with the time since the event, or attempt 7 failing).
+ */
+function countAttempt(s: Services, d: AttemptContext, n: number, ok: boolean, statusCode: number | null, status: DeliveryStatus): void {
+  const m = s.metrics;
+  m.webhookAttempt(ok, statusCode);
+  if (ok && status === 'SUCCEEDED') {
+    m.webhookDeliveries.inc({ outcome: 'succeeded' });
+    m.webhookFirstSuccess.observe(Math.max(0, Date.now() - d.event_created_at.getTime()) / 1000);
+  } else if (!ok && status === 'FAILED' && n === MAX_ATTEMPTS) m.webhookDeliveries.inc({ outcome: 'failed' });
 }
 
 const RECONCILE_BATCH = 500;
@@ -102,12 +175,15 @@ const RECONCILE_BATCH = 500;
  */
 export async function reconcileDeliveries(s: Services): Promise<number> {
   const jobs = deliveryJobs(s);
+  // Parked deliveries of ordered endpoints whose wake was lost: due again, so enqueued below.
+  await wakeOrphans(s.sql);
   let after = '';
   let revived = 0;
   for (;;) {
-    const ids = await duePending(s.sql, after, RECONCILE_BATCH);
-    if (ids.length === 0) break;
-    revived += (await jobs.revive(ids, { stillPending: (dead) => stillPending(s.sql, dead) })).length;
+    const due = await duePending(s.sql, after, RECONCILE_BATCH);
+    if (due.length === 0) break;
+    const ids = due.map((d) => d.id);
+    revived += (await jobs.revive(ids, { stillPending: (dead) => stillPending(s.sql, dead), routes: throttleRoutes(due, due.map((d) => ({ endpointId: d.endpoint_id, rateLimit: d.rate_limit }))) })).length;
     after = ids[ids.length - 1]!;
     if (ids.length < RECONCILE_BATCH) break;
   }

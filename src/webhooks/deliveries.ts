@@ -1,5 +1,6 @@
 import type { Db, Sql } from '../db/sql.ts';
 import type { EventRow } from '../events/store.ts';
+import { withinIds } from '../db/partitions.ts';
 import { newId } from '../lib/ids.ts';
 import { keyset, type PageParams } from '../lib/pagination.ts';
 import type { Owner } from './store.ts';
@@ -20,6 +21,8 @@ export interface DeliveryRow {
   attempt_count: number;
   next_attempt_at: Date | null;
   last_attempt_at: Date | null;
+  /** The object of a delivery made for an ordered endpoint (ordering.ts); else null. */
+  object_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -31,7 +34,10 @@ export interface AttemptRow {
   duration_ms: number;
   status_code: number | null;
   error: string | null;
+  /** Null when nothing answered, or when it is not to be shown (a private target outside a developer's machine: attemptsOf). */
   response_body: string | null;
+  /** The address connected to was not public (null: nothing answered, or an attempt made before issue 21). */
+  target_private: boolean | null;
 }
 
 /** An endpoint takes an event when its enabled_events name the type or hold `*`. */
@@ -41,8 +47,8 @@ export const subscribes = (ep: { enabled_events: readonly string[] }, type: stri
 /** Every endpoint of the accounts and modes of `events`, with its subscriptions, in one read. */
 export async function subscriptionsOf(db: Db, events: ReadonlyArray<{ accountId: string; livemode: boolean }>) {
   const owners = [...new Map(events.map((e) => [`${e.livemode}:${e.accountId}`, e])).values()];
-  return db<{ id: string; account_id: string; livemode: boolean; enabled_events: string[]; is_active: boolean }[]>`
-    select w.id, w.account_id, w.livemode, w.enabled_events, w.is_active
+  return db<{ id: string; account_id: string; livemode: boolean; enabled_events: string[]; is_active: boolean; ordered: boolean; rate_limit: number | null }[]>`
+    select w.id, w.account_id, w.livemode, w.enabled_events, w.is_active, w.ordered, w.rate_limit
     from webhook_endpoints w
     join unnest(${owners.map((o) => o.accountId)}::text[], ${owners.map((o) => String(o.livemode))}::text[]::boolean[]) as o (account_id, livemode)
       on w.account_id = o.account_id and w.livemode = o.livemode
@@ -56,22 +62,27 @@ export interface NewDelivery {
   endpointId: string;
   /** false: the endpoint is disabled, and the delivery waits PAUSED for it. */
   active: boolean;
+  /** The event's data.object.id when the endpoint is ordered (ordering.ts); else null or absent. */
+  objectId?: string | null;
+  /** The endpoint's rate_limit, if any: its job then waits for a throttle slot (jobs.ts). */
+  rateLimit?: number | null;
 }
 
 /**
  * The delivery rows, one statement for all: PENDING and due now for an active endpoint, PAUSED
  * for an inactive one (it waits for the endpoint to be re-enabled). Returns the new rows.
  */
-export async function insertDeliveryRows(db: Db, ds: readonly NewDelivery[]): Promise<Array<{ id: string; status: DeliveryStatus }>> {
+export async function insertDeliveryRows(db: Db, ds: readonly NewDelivery[]): Promise<Array<{ id: string; status: DeliveryStatus; endpoint_id: string }>> {
   if (ds.length === 0) return [];
-  return db<Array<{ id: string; status: DeliveryStatus }>>`
-    insert into webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at)
+  return db<Array<{ id: string; status: DeliveryStatus; endpoint_id: string }>>`
+    insert into webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at, object_id)
     select d.id, d.account_id, d.livemode, d.event_id, d.endpoint_id, d.status,
-           case when d.status = 'PENDING' then now() end
+           case when d.status = 'PENDING' then now() end, d.object_id
     from unnest(${ds.map(() => newId('wd'))}::text[], ${ds.map((d) => d.accountId)}::text[], ${ds.map((d) => String(d.livemode))}::text[]::boolean[],
                 ${ds.map((d) => d.eventId)}::text[], ${ds.map((d) => d.endpointId)}::text[],
-                ${ds.map((d) => (d.active ? 'PENDING' : 'PAUSED'))}::text[]) as d (id, account_id, livemode, event_id, endpoint_id, status)
-    returning id, status`;
+                ${ds.map((d) => (d.active ? 'PENDING' : 'PAUSED'))}::text[],
+                ${ds.map((d) => d.objectId ?? null) as string[]}::text[]) as d (id, account_id, livemode, event_id, endpoint_id, status, object_id)
+    returning id, status, endpoint_id`;
 }
 
 /** What one attempt needs: the delivery, its endpoint (null when deleted) and its event. */
@@ -85,6 +96,12 @@ export interface AttemptContext {
   secret: string | null;
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
+  /** The endpoint's custom headers (null when it is deleted). */
+  headers: Record<string, string> | null;
+  /** The endpoint's throttle, deliveries per second (null: none, or the endpoint is deleted; throttle.ts). */
+  rate_limit: number | null;
+  /** What the delivery is about when its endpoint was ordered as it was made (ordering.ts); else null. */
+  object_id: string | null;
   event_id: string;
   livemode: boolean;
   type: EventRow['type'];
@@ -93,18 +110,37 @@ export interface AttemptContext {
   event_created_at: Date;
 }
 
-/** The attempt contexts of `ids`, in the same order (undefined for a delivery that does not exist). */
-export async function loadAttemptContexts(sql: Sql, ids: readonly string[]): Promise<Array<AttemptContext | undefined>> {
-  const rows = await sql<AttemptContext[]>`
-    select d.id, d.status, d.attempt_count, d.endpoint_id,
-           e.url, e.is_active, e.secret, e.previous_secret, e.previous_secret_expires_at,
-           ev.id as event_id, ev.livemode, ev.type, ev.api_version, ev.data, ev.created_at as event_created_at
+/** A delivery whose event was dropped with its partition (RETENTION_EVENTS_DAYS) while it waited: it cannot be sent. */
+export const EVENT_EXPIRED = 'event-expired';
+
+/**
+ * The attempt contexts of `ids`, in the same order: undefined for a delivery that does not exist,
+ * EVENT_EXPIRED for one whose event is past its retention. Two statements, each searching only the
+ * partitions of the ids it is given: joined in one, the events side could not be pruned when
+ * planned, and Postgres would plan every partition of events on each call.
+ */
+export async function loadAttemptContexts(sql: Sql, ids: readonly string[]): Promise<Array<AttemptContext | typeof EVENT_EXPIRED | undefined>> {
+  if (ids.length === 0) return [];
+  const deliveries = await sql<Array<Pick<AttemptContext, 'id' | 'status' | 'attempt_count' | 'endpoint_id' | 'url' | 'is_active' | 'secret' | 'previous_secret' | 'previous_secret_expires_at' | 'headers' | 'rate_limit' | 'object_id' | 'event_id'>>>`
+    select d.id, d.status, d.attempt_count, d.endpoint_id, d.event_id, d.object_id,
+           e.url, e.is_active, e.secret, e.previous_secret, e.previous_secret_expires_at, e.headers, e.rate_limit
     from webhook_deliveries d
-    join events ev on ev.id = d.event_id
     left join webhook_endpoints e on e.id = d.endpoint_id
-    where d.id = any(${ids as string[]}::text[])`;
-  const byId = new Map(rows.map((r) => [r.id, r]));
-  return ids.map((id) => byId.get(id));
+    where d.id = any(${ids as string[]}::text[]) and ${withinIds(sql, 'd.id', ids)}`;
+  const eventIds = [...new Set(deliveries.map((d) => d.event_id))];
+  const events = eventIds.length
+    ? await sql<Array<Pick<AttemptContext, 'event_id' | 'livemode' | 'type' | 'api_version' | 'data' | 'event_created_at'>>>`
+        select id as event_id, livemode, type, api_version, data, created_at as event_created_at
+        from events where id = any(${eventIds}::text[]) and ${withinIds(sql, 'id', eventIds)}`
+    : [];
+  const eventById = new Map(events.map((e) => [e.event_id, e]));
+  const byId = new Map(deliveries.map((d) => [d.id, d]));
+  return ids.map((id) => {
+    const d = byId.get(id);
+    if (!d) return undefined;
+    const event = eventById.get(d.event_id);
+    return event ? { ...d, ...event } : EVENT_EXPIRED;
+  });
 }
 
 /**
@@ -121,14 +157,19 @@ export async function pauseIfInactive(sql: Sql, id: string, endpointId: string):
   return rows.length > 0;
 }
 
-export async function cancelDelivery(sql: Sql, id: string): Promise<void> {
-  await sql`
+/** CANCELLED, from PENDING or PAUSED; true when this call cancelled it. */
+export async function cancelDelivery(sql: Sql, id: string): Promise<boolean> {
+  const rows = await sql`
     update webhook_deliveries set status = 'CANCELLED', next_attempt_at = null, updated_at = now()
-    where id = ${id} and status in ('PENDING', 'PAUSED')`;
+    where id = ${id} and status in ('PENDING', 'PAUSED')
+    returning id`;
+  return rows.length > 0;
 }
 
 export interface AttemptRecord {
   id: string;
+  /** The delivery's endpoint, whose health the outcome updates (health.ts). */
+  endpointId: string;
   /** The attempt number: the delivery's attempt_count + 1 when it was loaded. */
   n: number;
   result: AttemptResult;
@@ -143,7 +184,7 @@ export interface AttemptRecord {
  * Returns each new status in input order, or null where that attempt number was already recorded
  * by another run of the same delivery.
  */
-export async function recordAttempts(sql: Sql, records: readonly AttemptRecord[]): Promise<Array<DeliveryStatus | null>> {
+export async function recordAttempts(sql: Db, records: readonly AttemptRecord[]): Promise<Array<DeliveryStatus | null>> {
   const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
   const rows = await sql<{ id: string; status: DeliveryStatus }[]>`
     with input as (
@@ -151,11 +192,12 @@ export async function recordAttempts(sql: Sql, records: readonly AttemptRecord[]
         ${col((r) => r.id)}::text[], ${col((r) => r.n)}::int[], ${col((r) => r.result.startedAt.toISOString())}::timestamptz[],
         ${col((r) => r.result.durationMs)}::int[], ${col((r) => r.result.statusCode) as number[]}::int[],
         ${col((r) => r.result.error) as string[]}::text[], ${col((r) => r.result.responseBody) as string[]}::text[],
-        ${col((r) => (r.result.ok ? 't' : 'f'))}::text[]::boolean[], ${col((r) => r.retryDelayMs / 1000)}::float8[]
-      ) as x (id, n, started_at, duration_ms, status_code, error, response_body, ok, retry_s)
+        ${col((r) => (r.result.ok ? 't' : 'f'))}::text[]::boolean[], ${col((r) => r.retryDelayMs / 1000)}::float8[],
+        ${col((r) => (r.result.targetPrivate === null ? null : String(r.result.targetPrivate))) as string[]}::text[]::boolean[]
+      ) as x (id, n, started_at, duration_ms, status_code, error, response_body, ok, retry_s, target_private)
     ), inserted as (
-      insert into webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_body)
-      select id, n, started_at, duration_ms, status_code, error, response_body from input
+      insert into webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, error, response_body, target_private)
+      select id, n, started_at, duration_ms, status_code, error, response_body, target_private from input
       on conflict do nothing
       returning delivery_id, attempt
     )
@@ -195,14 +237,22 @@ export async function listForEvent(db: Db, o: Owner, eventId: string, p: PagePar
 
 export async function findDeliveries(db: Db, ids: readonly string[]): Promise<DeliveryRow[]> {
   if (ids.length === 0) return [];
-  return db<DeliveryRow[]>`select * from webhook_deliveries where id = any(${ids as string[]}::text[]) order by id`;
+  return db<DeliveryRow[]>`select * from webhook_deliveries where id = any(${ids as string[]}::text[]) and ${withinIds(db, 'id', ids)} order by id`;
 }
 
-export async function attemptsOf(db: Db, deliveryIds: readonly string[]): Promise<Map<string, AttemptRow[]>> {
+/**
+ * The attempts of these deliveries. `privateExcerpts` false (a service not clearly on a developer's
+ * machine: config `localSetup`): the response excerpt of an attempt whose target was not public, or
+ * is not known to have been, is left out (issue 21), so a test key cannot read a private service's answers.
+ */
+export async function attemptsOf(db: Db, deliveryIds: readonly string[], privateExcerpts: boolean): Promise<Map<string, AttemptRow[]>> {
   const byDelivery = new Map<string, AttemptRow[]>();
   if (deliveryIds.length === 0) return byDelivery;
   const rows = await db<AttemptRow[]>`
-    select * from webhook_attempts where delivery_id = any(${deliveryIds as string[]}::text[]) order by delivery_id, attempt`;
+    select delivery_id, attempt, started_at, duration_ms, status_code, error, target_private,
+      case when ${privateExcerpts}::boolean or target_private is false then response_body end as response_body
+    from webhook_attempts where delivery_id = any(${deliveryIds as string[]}::text[]) and ${withinIds(db, 'delivery_id', deliveryIds)}
+    order by delivery_id, attempt`;
   for (const r of rows) {
     const list = byDelivery.get(r.delivery_id) ?? [];
     list.push(r);
@@ -211,19 +261,18 @@ export async function attemptsOf(db: Db, deliveryIds: readonly string[]): Promis
   return byDelivery;
 }
 
-/** PENDING deliveries due now, in id order after `afterId`: what the reconciler checks for a live job. */
-export async function duePending(sql: Sql, afterId: string, limit: number): Promise<string[]> {
-  const rows = await sql<{ id: string }[]>`
-    select id from webhook_deliveries
-    where status = 'PENDING' and next_attempt_at <= now() and id > ${afterId}
-    order by id limit ${limit}`;
-  return rows.map((r) => r.id);
+/** PENDING deliveries due now, in id order after `afterId`, with their endpoint's rate_limit: what the reconciler checks for a live job. */
+export async function duePending(sql: Sql, afterId: string, limit: number): Promise<Array<{ id: string; endpoint_id: string; rate_limit: number | null }>> {
+  return sql<Array<{ id: string; endpoint_id: string; rate_limit: number | null }>>`
+    select d.id, d.endpoint_id, e.rate_limit from webhook_deliveries d left join webhook_endpoints e on e.id = d.endpoint_id
+    where d.status = 'PENDING' and d.next_attempt_at <= now() and d.id > ${afterId}
+    order by d.id limit ${limit}`;
 }
 
 export async function stillPending(sql: Sql, ids: readonly string[]): Promise<string[]> {
   if (ids.length === 0) return [];
   const rows = await sql<{ id: string }[]>`
-    select id from webhook_deliveries where id = any(${ids as string[]}::text[]) and status = 'PENDING'`;
+    select id from webhook_deliveries where id = any(${ids as string[]}::text[]) and ${withinIds(sql, 'id', ids)} and status = 'PENDING'`;
   return rows.map((r) => r.id);
 }
 
@@ -247,18 +296,30 @@ export async function listForEndpoint(db: Db, o: Owner, endpointId: string, p: P
  * oldest first, at most `limit`. A (event, endpoint) with a later delivery (a retry, a resend) is not
  * one of them: a second retry-all does not send again what the first already sent.
  */
-export async function failedSince(db: Db, o: Owner, endpointId: string, since: number, limit: number): Promise<string[]> {
-  const rows = await db<{ event_id: string }[]>`
-    select d.event_id from webhook_deliveries d
+export async function failedSince(db: Db, o: Owner, endpointId: string, since: number, limit: number): Promise<Array<{ event_id: string; object_id: string | null }>> {
+  return db<Array<{ event_id: string; object_id: string | null }>>`
+    select d.event_id, (select ev.data->'object'->>'id' from events ev where ev.id = d.event_id) as object_id
+    from webhook_deliveries d
     where d.endpoint_id = ${endpointId} and d.account_id = ${o.accountId} and d.livemode = ${o.livemode}
       and d.status = 'FAILED' and d.created_at >= to_timestamp(${since})
       and not exists (select 1 from webhook_deliveries l where l.event_id = d.event_id and l.endpoint_id = d.endpoint_id and l.id > d.id)
     order by d.id limit ${limit}`;
-  return rows.map((r) => r.event_id);
 }
 
 /** The endpoints that have had a delivery of this event (a sample event's only ever has one). */
 export async function endpointsOfEvent(db: Db, eventId: string): Promise<string[]> {
   const rows = await db<{ endpoint_id: string }[]>`select distinct endpoint_id from webhook_deliveries where event_id = ${eventId}`;
   return rows.map((r) => r.endpoint_id);
+}
+
+/**
+ * The delivery backlog for the metrics, in two index reads (webhook_deliveries_pending_created and
+ * webhook_deliveries_due hold only PENDING rows): how old the oldest PENDING delivery is, and how
+ * long the most overdue one has been due; 0 for either when there is none.
+ */
+export async function deliveryBacklog(db: Db): Promise<{ oldestPendingSeconds: number; overdueSeconds: number }> {
+  const [row] = await db<{ oldest: number; overdue: number }[]>`
+    select coalesce(extract(epoch from now() - (select min(created_at) from webhook_deliveries where status = 'PENDING')), 0)::float8 as oldest,
+           greatest(coalesce(extract(epoch from now() - (select min(next_attempt_at) from webhook_deliveries where status = 'PENDING')), 0), 0)::float8 as overdue`;
+  return { oldestPendingSeconds: Math.max(row!.oldest, 0), overdueSeconds: row!.overdue };
 }

@@ -14,6 +14,31 @@ const unixOrNull = (d: Date | null) => (d ? unix(d) : null);
 const ENABLED_EVENTS: readonly (EventType | '*')[] = [...EVENT_TYPE_NAMES, '*'];
 const enabledEvent = z.enum(ENABLED_EVENTS as [EventType | '*', ...(EventType | '*')[]]);
 
+export const HEALTH_STATUSES = ['healthy', 'failing', 'disabled'] as const;
+export type HealthStatus = (typeof HEALTH_STATUSES)[number];
+
+/** `disabled` only when the service disabled it (a merchant's pause is `is_active: false` alone). */
+export function healthStatus(e: Pick<EndpointRow, 'is_active' | 'failing_since' | 'disabled_at'>): HealthStatus {
+  if (!e.is_active && e.disabled_at) return 'disabled';
+  return e.failing_since ? 'failing' : 'healthy';
+}
+
+const EndpointHealthObject = z
+  .strictObject({
+    status: z
+      .enum(HEALTH_STATUSES)
+      .meta({ description: '`healthy` (the last attempt succeeded, or none was made), `failing` (every attempt since `failing_since` failed), `disabled` (the service disabled the endpoint for its failures: resume it with `is_active: true`).' }),
+    failing_since: nullableUnixTime('When the current run of failed attempts began; null when healthy.'),
+    failed_attempts: z.number().int().meta({ description: 'Failed attempts since `failing_since`.' }),
+    disabled_at: nullableUnixTime('When the service disabled the endpoint; null unless `disabled`.'),
+  })
+  .meta({ id: 'webhook_endpoint_health', description: 'How deliveries to the endpoint have been going. An endpoint whose every attempt fails for 5 days (a setting) is disabled; its events are held, none lost.' });
+
+/** What every answer and page shows of a custom header's value. */
+export const HEADER_MASK = '********';
+export const maskedHeaders = (headers: Record<string, string>): Record<string, typeof HEADER_MASK> =>
+  Object.fromEntries(Object.keys(headers).map((name) => [name, HEADER_MASK]));
+
 const endpointShape = {
   id: objectId('we', 'webhook endpoint'),
   object: objectName('webhook_endpoint'),
@@ -24,6 +49,18 @@ const endpointShape = {
     .array(enabledEvent)
     .meta({ description: 'The event types sent to this endpoint (see `GET /v1/event-types`); `["*"]` subscribes to every type.' }),
   is_active: z.boolean().meta({ description: "False pauses deliveries (they wait as PAUSED and go when it is true again)." }),
+  health: EndpointHealthObject,
+  headers: z
+    .record(z.string(), z.literal(HEADER_MASK))
+    .meta({ description: 'The custom headers sent with every delivery, by name; values are write-only and always shown masked.', example: { 'X-Gateway-Key': HEADER_MASK } }),
+  rate_limit: z
+    .number()
+    .int()
+    .nullable()
+    .meta({ description: 'At most this many deliveries per second to the endpoint, across every worker; null: unthrottled.', example: 10 }),
+  ordered: z
+    .boolean()
+    .meta({ description: "Deliveries about the same object (`data.object.id`) go one after the other, in event order, each once the one before succeeded or failed for good." }),
   created: created(),
   updated: updated(),
 };
@@ -56,6 +93,15 @@ export function presentEndpoint(row: EndpointRow): WebhookEndpoint {
     // Only validated types (or "*") are ever stored: src/webhooks/schema.ts.
     enabled_events: row.enabled_events as WebhookEndpoint['enabled_events'],
     is_active: row.is_active,
+    health: {
+      status: healthStatus(row),
+      failing_since: unixOrNull(row.failing_since),
+      failed_attempts: row.failed_attempts,
+      disabled_at: row.is_active ? null : unixOrNull(row.disabled_at),
+    },
+    headers: maskedHeaders(row.headers),
+    rate_limit: row.rate_limit,
+    ordered: row.ordered,
     created: unix(row.created_at),
     updated: unix(row.updated_at),
   };
@@ -71,7 +117,10 @@ export const DeliveryAttemptObject = z
     duration_ms: z.number().int().meta({ description: 'How long the receiver took, in milliseconds.' }),
     status_code: z.number().int().nullable().meta({ description: "The receiver's HTTP status; null when no answer came (timeout, connection error)." }),
     error: z.string().nullable().meta({ description: 'What went wrong, when the attempt failed.' }),
-    response_body: z.string().nullable().meta({ description: "The first 1 KB of the receiver's answer." }),
+    response_body: z
+      .string()
+      .nullable()
+      .meta({ description: "The first 1 KB of the receiver's answer; null when none came, or when the address connected to was not public (a local test-mode endpoint) and this service is not clearly on a developer's machine (its PUBLIC_BASE_URL is not loopback)." }),
   })
   .meta({ id: 'webhook_delivery_attempt', description: 'One POST of a delivery to its endpoint.' });
 
@@ -136,3 +185,34 @@ export const DeliveryHeaders = z.strictObject({
   'Service-Delivery-Id': z.string().meta({ description: 'The delivery id (`wd_…`): a resend is a new delivery.' }),
   'User-Agent': z.literal(USER_AGENT).meta({ description: 'The sender.' }),
 });
+
+const periodShape = (span: string) =>
+  z
+    .strictObject({
+      attempts: z.number().int().meta({ description: `Attempts made in the last ${span}.` }),
+      succeeded: z.number().int().meta({ description: 'Attempts answered with a 2xx.' }),
+      failed: z.number().int().meta({ description: 'Attempts that failed (another status, a timeout, a connection error).' }),
+      success_rate: z.number().nullable().meta({ description: 'succeeded / attempts, from 0 to 1; null without attempts.' }),
+      latency_p50_ms: z.number().int().nullable().meta({ description: 'Median attempt duration, ms (from a histogram: within its bucket); null without attempts.' }),
+      latency_p95_ms: z.number().int().nullable().meta({ description: '95th percentile of attempt durations, ms; null without attempts.' }),
+    })
+    .meta({ description: `Deliveries to the endpoint over the last ${span}.` });
+
+export const WebhookEndpointStatsObject = z
+  .strictObject({
+    object: objectName('webhook_endpoint_stats'),
+    endpoint_id: z.string().meta({ description: 'The endpoint (`we_…`).', example: 'we_01m89emrkt0006k689spej1tdy0e8' }),
+    last_24_hours: periodShape('24 hours'),
+    last_30_days: periodShape('30 days'),
+    hourly: z
+      .array(
+        z.strictObject({
+          hour: unixTime('The start of the hour.'),
+          attempts: z.number().int().meta({ description: 'Attempts in that hour.' }),
+          succeeded: z.number().int().meta({ description: 'Of which answered with a 2xx.' }),
+        }),
+      )
+      .meta({ description: 'The last 24 hours, hour by hour, oldest first (the dashboard chart).' }),
+  })
+  .meta({ id: 'webhook_endpoint_stats', description: "Success rate, attempts and latency of an endpoint's deliveries over 24 hours and 30 days." });
+export type WebhookEndpointStats = z.infer<typeof WebhookEndpointStatsObject>;

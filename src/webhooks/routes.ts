@@ -1,4 +1,5 @@
 import { Router } from 'express';
+import { apiActor } from '../auth/middleware.ts';
 import { resourceMissing } from '../lib/errors.ts';
 import { isId } from '../lib/ids.ts';
 import { deleted } from '../lib/objects.ts';
@@ -8,6 +9,7 @@ import type { Services } from '../services.ts';
 import { presentDelivery, presentEndpoint, presentEndpointWithSecret } from './presenter.ts';
 import {
   CreateEndpoint,
+  EndpointStatsQuery,
   ListDeliveries,
   ListEndpointDeliveries,
   ListEndpoints,
@@ -38,7 +40,7 @@ export function webhookEndpointsRouter(s: Services): Router {
 
   r.post('/', async (req, res) => {
     const input = validate(CreateEndpoint, req.body);
-    res.json(presentEndpointWithSecret(await service.createEndpoint(s, req.auth, input)));
+    res.json(presentEndpointWithSecret(await service.createEndpoint(s, req.auth, input, apiActor(req))));
   });
 
   r.get('/', async (req, res) => {
@@ -54,17 +56,17 @@ export function webhookEndpointsRouter(s: Services): Router {
 
   r.patch('/:id', async (req, res) => {
     const patch = validate(UpdateEndpoint, req.body);
-    res.json(presentEndpoint(await service.updateEndpoint(s, req.auth, endpointId(req.params.id), patch)));
+    res.json(presentEndpoint(await service.updateEndpoint(s, req.auth, endpointId(req.params.id), patch, apiActor(req))));
   });
 
   r.delete('/:id', async (req, res) => {
-    await service.deleteEndpoint(s, req.auth, endpointId(req.params.id));
+    await service.deleteEndpoint(s, req.auth, endpointId(req.params.id), apiActor(req));
     res.json(deleted('webhook_endpoint', req.params.id));
   });
 
   r.post('/:id/rotate-secret', async (req, res) => {
     validate(RotateSecret, req.body);
-    res.json(presentEndpointWithSecret(await service.rotateSecret(s, req.auth, endpointId(req.params.id))));
+    res.json(presentEndpointWithSecret(await service.rotateSecret(s, req.auth, endpointId(req.params.id), apiActor(req))));
   });
 
   r.get('/:id/deliveries', async (req, res) => {
@@ -72,6 +74,11 @@ export function webhookEndpointsRouter(s: Services): Router {
     const q = parseListQuery(ListEndpointDeliveries, req.query);
     const page = await service.endpointDeliveries(s, req.auth, id, q);
     res.json(toList(page.rows, q, `/v1/webhook-endpoints/${id}/deliveries`, (d) => presentDelivery(d, page.attempts.get(d.id))));
+  });
+
+  r.get('/:id/stats', async (req, res) => {
+    validate(EndpointStatsQuery, req.query);
+    res.json(await service.endpointStats(s, req.auth, endpointId(req.params.id)));
   });
 
   r.post('/:id/retry-failed', async (req, res) => {

@@ -2,7 +2,7 @@ import http from 'node:http';
 import https from 'node:https';
 import got, { type Got } from 'got';
 import { guardedLookup } from './dns.ts';
-import { urlProblem, type TargetPolicy } from './url.ts';
+import { isPublicAddress, urlProblem, type TargetPolicy } from './url.ts';
 
 export const USER_AGENT = 'payments-service-webhooks/1.0';
 /** How much of a receiver's answer the attempt log keeps. */
@@ -14,6 +14,8 @@ export interface Outgoing {
   deliveryId: string;
   body: string;
   signature: string;
+  /** The endpoint's custom headers (validated: none of the service's own); never logged. */
+  headers?: Record<string, string>;
 }
 
 export interface AttemptResult {
@@ -23,6 +25,12 @@ export interface AttemptResult {
   statusCode: number | null;
   error: string | null;
   responseBody: string | null;
+  /**
+   * Whether the address connected to was other than public (loopback, private: a local test-mode
+   * target); null when no connection answered. The excerpt of such a target is shown only on a
+   * developer's machine (deliveries.ts attemptsOf, issue 21).
+   */
+  targetPrivate: boolean | null;
 }
 
 /**
@@ -75,10 +83,11 @@ export async function send(o: Outgoing, timeoutMs: number, policy: TargetPolicy)
   });
   // An IP literal is connected to without a lookup, so it is checked here as well.
   const problem = urlProblem(o.url, policy);
-  if (problem) return done({ ok: false, statusCode: null, error: `refused target: the URL ${problem}`, responseBody: null });
+  if (problem) return done({ ok: false, statusCode: null, error: `refused target: the URL ${problem}`, responseBody: null, targetPrivate: null });
 
   return new Promise<AttemptResult>((resolve) => {
     let statusCode: number | null = null;
+    let targetPrivate: boolean | null = null;
     const chunks: Buffer[] = [];
     let size = 0;
     let settled = false;
@@ -87,11 +96,12 @@ export async function send(o: Outgoing, timeoutMs: number, policy: TargetPolicy)
       settled = true;
       const ok = error === null && statusCode !== null && statusCode >= 200 && statusCode < 300;
       const why = error ?? (ok ? null : `HTTP ${statusCode}${statusCode! >= 300 && statusCode! < 400 ? ' (redirects are not followed)' : ''}`);
-      resolve(done({ ok, statusCode, error: why, responseBody: statusCode === null ? null : excerpt(chunks) }));
+      resolve(done({ ok, statusCode, error: why, responseBody: statusCode === null ? null : excerpt(chunks), targetPrivate }));
     };
     const stream = client(policy).stream.post(o.url, {
       body: o.body,
       headers: {
+        ...o.headers,
         'content-type': 'application/json',
         'user-agent': USER_AGENT,
         'service-event-id': o.eventId,
@@ -100,8 +110,10 @@ export async function send(o: Outgoing, timeoutMs: number, policy: TargetPolicy)
       },
       timeout: { request: timeoutMs },
     });
-    stream.on('response', (res: { statusCode: number }) => {
+    stream.on('response', (res: { statusCode: number; ip?: string }) => {
       statusCode = res.statusCode;
+      // The address actually connected to (an unknown one counts as private: never shown by mistake).
+      targetPrivate = !(res.ip && isPublicAddress(res.ip));
     });
     stream.on('data', (chunk: Buffer) => {
       if (size < RESPONSE_EXCERPT_BYTES) chunks.push(chunk);

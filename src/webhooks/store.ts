@@ -14,6 +14,17 @@ export interface EndpointRow {
   secret: string;
   previous_secret: string | null;
   previous_secret_expires_at: Date | null;
+  /** Health (issue 26, health.ts): the start of the current run of failed attempts, their number, its warning, the service's disabling. */
+  failing_since: Date | null;
+  failed_attempts: number;
+  failure_warned_at: Date | null;
+  disabled_at: Date | null;
+  /** Custom headers sent with every delivery (issue 26): write-only, shown masked (presenter.ts). */
+  headers: Record<string, string>;
+  /** Deliveries per second at most (issue 26, throttle.ts); null: unthrottled. */
+  rate_limit: number | null;
+  /** Deliveries about one object go in event order (issue 26, ordering.ts). */
+  ordered: boolean;
   created_at: Date;
   updated_at: Date;
 }
@@ -32,12 +43,12 @@ export async function countEndpoints(db: Db, o: Owner): Promise<number> {
 export async function insertEndpoint(
   db: Db,
   o: Owner,
-  input: { url: string; enabled_events: string[]; description: string | null; secret: string },
+  input: Pick<EndpointRow, 'url' | 'enabled_events' | 'description' | 'secret' | 'headers' | 'rate_limit' | 'ordered'>,
 ): Promise<EndpointRow> {
   const [row] = await db<EndpointRow[]>`
-    insert into webhook_endpoints (id, account_id, livemode, url, description, enabled_events, secret)
+    insert into webhook_endpoints (id, account_id, livemode, url, description, enabled_events, secret, headers, rate_limit, ordered)
     values (${newId('we')}, ${o.accountId}, ${o.livemode}, ${input.url}, ${input.description},
-            ${input.enabled_events}::text[], ${input.secret})
+            ${input.enabled_events}::text[], ${input.secret}, ${db.json(input.headers)}, ${input.rate_limit}, ${input.ordered})
     returning *`;
   return row!;
 }
@@ -56,12 +67,13 @@ export async function listEndpoints(db: Db, o: Owner, p: PageParams): Promise<En
     ${k.order} limit ${k.limit}`;
 }
 
-export type EndpointFields = Pick<EndpointRow, 'url' | 'description' | 'enabled_events' | 'is_active'>;
+export type EndpointFields = Pick<EndpointRow, 'url' | 'description' | 'enabled_events' | 'is_active' | 'headers' | 'rate_limit' | 'ordered'>;
 
 export async function updateEndpoint(db: Db, id: string, f: EndpointFields): Promise<EndpointRow> {
   const [row] = await db<EndpointRow[]>`
     update webhook_endpoints set url = ${f.url}, description = ${f.description},
-      enabled_events = ${f.enabled_events}::text[], is_active = ${f.is_active}, updated_at = now()
+      enabled_events = ${f.enabled_events}::text[], is_active = ${f.is_active}, headers = ${db.json(f.headers)},
+      rate_limit = ${f.rate_limit}, ordered = ${f.ordered}, updated_at = now()
     where id = ${id} returning *`;
   return row!;
 }
@@ -80,6 +92,7 @@ export async function rotateSecret(db: Db, id: string, secret: string, overlapMs
 
 export async function deleteEndpoint(db: Db, id: string): Promise<void> {
   await db`delete from webhook_endpoints where id = ${id}`;
+  await db`delete from webhook_endpoint_hourly where endpoint_id = ${id}`;
 }
 
 /** The secrets an attempt signs with now: the current one, then the previous one during its overlap. */

@@ -20,13 +20,23 @@ export type TargetPolicy = 'public' | 'local' | 'any';
 
 export interface TargetSettings {
   webhookAllowInsecureTargets: boolean;
-  webhookTestLocalTargets: boolean;
+  /** WEBHOOK_TEST_LOCAL_TARGETS as set, null when unset. */
+  webhookTestLocalTargets: boolean | null;
+  /** The service is clearly on a developer's machine (src/config.ts). */
+  localSetup: boolean;
 }
+
+/**
+ * Whether test-mode endpoints may be local: WEBHOOK_TEST_LOCAL_TARGETS as set, else only on a
+ * developer's machine (PUBLIC_BASE_URL on loopback, or the embedded services), never merely
+ * because NODE_ENV is unset (issue 21).
+ */
+export const localTargetsOn = (c: TargetSettings): boolean => c.webhookTestLocalTargets ?? c.localSetup;
 
 /** The policy of an endpoint of `livemode`: a live endpoint is never local, whatever the settings say, unless everything is lifted for tests. */
 export function targetPolicy(c: TargetSettings, livemode: boolean): TargetPolicy {
   if (c.webhookAllowInsecureTargets) return 'any';
-  return !livemode && c.webhookTestLocalTargets ? 'local' : 'public';
+  return !livemode && localTargetsOn(c) ? 'local' : 'public';
 }
 
 /** The address itself, IPv4-mapped IPv6 judged as its IPv4 address; null for the deprecated IPv4-compatible ::/96 (and ::). */
@@ -106,8 +116,8 @@ export function localTargetAdvice(raw: string, livemode: boolean, c: TargetSetti
   if (livemode) {
     return `Live-mode endpoints must be public https URLs, whatever the settings. To receive events on your own machine, ${listen}, or create the endpoint with a test key on a service where WEBHOOK_TEST_LOCAL_TARGETS is on.`;
   }
-  if (!c.webhookTestLocalTargets) {
-    return `To receive test events on your own machine, ${listen}, or turn WEBHOOK_TEST_LOCAL_TARGETS on for this service (off in production by default) so that test-mode endpoints may use http, localhost, loopback and private addresses.`;
+  if (!localTargetsOn(c)) {
+    return `To receive test events on your own machine, ${listen}, or turn WEBHOOK_TEST_LOCAL_TARGETS on for this service (on by default only where PUBLIC_BASE_URL is a loopback address or the service runs on its embedded Postgres and Redis) so that test-mode endpoints may use http, localhost, loopback and private addresses.`;
   }
   return null;
 }

@@ -8,16 +8,17 @@ const account = (key: string) => t.request('GET', '/v1/account', { key });
 const update = (key: string, body: unknown) => t.request('POST', '/v1/account', { key, body });
 
 describe("the account's business name", () => {
-  it('when a new account is read, then business_name is null; once set (trimmed), both modes answer it; null clears it', async () => {
+  it('when a new account is read, then business_name is null; once set (trimmed) with a live key, both modes answer it; null clears it', async () => {
     const a = await t.account();
     expect((await account(a.test)).body).toEqual({ id: a.accountId, object: 'account', livemode: false, charges_enabled: true, business_name: null, support_email: null, brand_color: null, logo_url: null });
-    const set = await update(a.test, { business_name: '  Tea Room  ' });
+    const set = await update(a.live, { business_name: '  Tea Room  ' });
     expect(set.status).toBe(200);
-    expect(set.body).toEqual({ id: a.accountId, object: 'account', livemode: false, charges_enabled: true, business_name: 'Tea Room', support_email: null, brand_color: null, logo_url: null });
-    expect((await account(a.live)).body).toMatchObject({ livemode: true, business_name: 'Tea Room' });
+    // Live payments are off here (no Stripe keys): charges_enabled is the live mode's.
+    expect(set.body).toEqual({ id: a.accountId, object: 'account', livemode: true, charges_enabled: false, business_name: 'Tea Room', support_email: null, brand_color: null, logo_url: null });
+    expect((await account(a.test)).body).toMatchObject({ livemode: false, business_name: 'Tea Room' });
     expect(await t.sql`select business_name from accounts where id = ${a.accountId}`).toEqual([{ business_name: 'Tea Room' }]);
     // An empty update changes nothing.
-    expect((await update(a.test, {})).body.business_name).toBe('Tea Room');
+    expect((await update(a.live, {})).body.business_name).toBe('Tea Room');
     expect((await update(a.live, { business_name: null })).body.business_name).toBeNull();
     expect((await account(a.test)).body.business_name).toBeNull();
   });
@@ -25,13 +26,13 @@ describe("the account's business name", () => {
   it("when one account sets its name, then another account's stays as it was", async () => {
     const a = await t.account();
     const b = await t.account();
-    await update(a.test, { business_name: 'Tea Room' });
+    await update(a.live, { business_name: 'Tea Room' });
     expect((await account(b.test)).body.business_name).toBeNull();
   });
 
   it('when the name is empty, blank, too long, not a string, has a line break, or another field is sent, then 400 names the parameter and nothing changes', async () => {
     const a = await t.account();
-    await update(a.test, { business_name: 'Tea Room' });
+    await update(a.live, { business_name: 'Tea Room' });
     const cases: Array<[unknown, string, string]> = [
       [{ business_name: '' }, 'parameter_invalid', 'business_name'],
       [{ business_name: '   ' }, 'parameter_invalid', 'business_name'],
@@ -43,11 +44,11 @@ describe("the account's business name", () => {
       [{ name: 'Tea Room' }, 'parameter_unknown', 'name'],
     ];
     for (const [body, code, param] of cases) {
-      const res = await update(a.test, body);
+      const res = await update(a.live, body);
       expect(res.status, JSON.stringify(body)).toBe(400);
       expect(res.body.error).toMatchObject({ code, param });
     }
-    expect((await update(a.test, { business_name: 'x'.repeat(100) })).status).toBe(200);
+    expect((await update(a.live, { business_name: 'x'.repeat(100) })).status).toBe(200);
     expect((await account(a.test)).body.business_name).toBe('x'.repeat(100));
   });
 });

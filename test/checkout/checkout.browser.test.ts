@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DESKTOP, launchBrowser, PHONE, screenshot, withPage } from '../helpers/browser.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { createSession, teaRoomOrder } from './helpers.ts';
+import { CARDS, DIGITS } from '../helpers/cards.ts';
 
 const t = useTestServer();
 let key: string;
@@ -50,7 +51,7 @@ describe('the hosted checkout in Chromium', () => {
       await expect.poll(() => page.getByLabel('Email').inputValue()).toBe('ada@example.com');
       expect(await payButton(page).textContent()).toBe('Pay $49.00');
       await screenshot(page, 'checkout-desktop');
-      await fillCard(page, '4242 4242 4242 4242', { name: 'Ada Lovelace' });
+      await fillCard(page, CARDS.visa, { name: 'Ada Lovelace' });
       await payButton(page).click();
       await page.waitForURL(`${merchantUrl}/success?session=${cs.id}`);
       expect(await page.locator('h1').textContent()).toContain('/success');
@@ -83,7 +84,7 @@ describe('the hosted checkout in Chromium', () => {
       await payButton(page).click();
       expect(await page.getByText('Enter a valid email address.').count()).toBe(1);
       await screenshot(page, 'checkout-errors-phone');
-      await fillCard(page, '4000 0000 0000 9995', { email: 'grace@example.com', name: 'Grace Hopper' });
+      await fillCard(page, CARDS.insufficientFunds, { email: 'grace@example.com', name: 'Grace Hopper' });
       await payButton(page).click();
       await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('Your card was declined');
       expect(await page.getByRole('alert').first().textContent()).toContain('insufficient funds');
@@ -92,7 +93,7 @@ describe('the hosted checkout in Chromium', () => {
       // What was typed is kept, except the card.
       expect(await page.getByLabel('Email').inputValue()).toBe('grace@example.com');
       expect(await page.getByLabel('Card number').inputValue()).toBe('');
-      await fillCard(page, '4242424242424242');
+      await fillCard(page, DIGITS.visa);
       await payButton(page).click();
       await page.waitForURL(`${merchantUrl}/success?session=${cs.id}`);
     });
@@ -103,7 +104,7 @@ describe('the hosted checkout in Chromium', () => {
     const cs = await newSession();
     await withPage(browser, DESKTOP, async (page) => {
       await page.goto(cs.url);
-      await fillCard(page, '4000 0000 0000 3220', { email: 'alan@example.com', name: 'Alan Turing' });
+      await fillCard(page, CARDS.threeDS, { email: 'alan@example.com', name: 'Alan Turing' });
       await payButton(page).click();
       await page.waitForURL(/\/authenticate\?payment=pay_/);
       await screenshot(page, 'three-d-secure-desktop');
@@ -117,14 +118,14 @@ describe('the hosted checkout in Chromium', () => {
     const cs = await newSession();
     await withPage(browser, PHONE, async (page) => {
       await page.goto(cs.url);
-      await fillCard(page, '4000 0025 0000 3155', { email: 'alan@example.com', name: 'Alan Turing' });
+      await fillCard(page, CARDS.threeDSAlt, { email: 'alan@example.com', name: 'Alan Turing' });
       await payButton(page).click();
       await page.waitForURL(/\/authenticate\?payment=pay_/);
       await screenshot(page, 'three-d-secure-phone');
       await page.getByRole('button', { name: 'Fail authentication' }).click();
       await expect.poll(() => page.getByRole('alert').first().textContent()).toContain('authentication failed');
       expect((await statusOf(cs.id)).status).toBe('OPEN');
-      await fillCard(page, '4000 0025 0000 3155');
+      await fillCard(page, CARDS.threeDSAlt);
       await payButton(page).click();
       await page.getByRole('button', { name: 'Complete authentication' }).click();
       await page.waitForURL(`${merchantUrl}/success?session=${cs.id}`);

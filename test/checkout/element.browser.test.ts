@@ -7,6 +7,7 @@ import { useTestServer } from '../helpers/server.ts';
 import { startStripeStandIn, stripeEnv, type StripeStandIn } from '../helpers/stripe/api.ts';
 import { eventually } from '../helpers/wait.ts';
 import { createSession, teaRoomOrder } from './helpers.ts';
+import { DIGITS } from '../helpers/cards.ts';
 
 /**
  * The Payment Element page in Chromium, in live mode, against the Stripe API stand-in and its
@@ -73,8 +74,6 @@ afterAll(async () => {
   await api?.close();
 });
 
-const CARDS = { ok: '4242424242424242', insufficient: '4000000000009995', secure: '4000000000003220' };
-
 describe('the Payment Element page with live Stripe keys', () => {
   const t = useTestServer(() => ({ env: { ...stripeEnv(api), CHECKOUT_URL: `${proxy.url}/checkout` } }));
   let live: string;
@@ -128,7 +127,7 @@ describe('the Payment Element page with live Stripe keys', () => {
       expect(csp).not.toContain('unsafe-inline');
       await expect.poll(() => page.getByRole('button', { name: 'Pay $49.00' }).isEnabled()).toBe(true);
       await screenshot(page, 'element-desktop');
-      await pay(page, '4242 4242 4242 4242');
+      await pay(page, DIGITS.visa);
       // Bounded below the test's own timeout, so that a hang says where the page was and what the service saw.
       await page.waitForURL(`${merchantUrl}/success?session=${cs.id}`, { timeout: 20_000 }).catch((err: Error) => {
         throw new Error(`${err.message}\npage at ${page.url()}\nservice saw: ${proxy.seen.map((r) => r.url).join(', ')}`);
@@ -144,7 +143,7 @@ describe('the Payment Element page with live Stripe keys', () => {
     expect(await countEvents('payment.succeeded', payment!.id)).toBe(1);
     expect(await countEvents('checkout.session.completed', cs.id)).toBe(1);
     // The card went to the stand-in of Stripe, and nowhere near the service.
-    expect(api.requestsContaining(CARDS.ok).length).toBeGreaterThan(0);
+    expect(api.requestsContaining(DIGITS.visa).length).toBeGreaterThan(0);
     expect(proxy.seen.some((r) => r.url.includes('/element/prepare'))).toBe(true);
     expect(proxy.seen.filter((r) => r.body.includes('4242') || r.url.includes('4242'))).toEqual([]);
   });
@@ -156,12 +155,12 @@ describe('the Payment Element page with live Stripe keys', () => {
       await page.goto(cs.url);
       await expect.poll(() => page.getByRole('button', { name: /^Pay/ }).isEnabled()).toBe(true);
       await screenshot(page, 'element-phone');
-      await pay(page, CARDS.insufficient, 'grace@example.com');
+      await pay(page, DIGITS.insufficientFunds, 'grace@example.com');
       await expect.poll(() => page.locator('#payment-message').textContent()).toContain('insufficient funds');
       expect(await page.locator('#payment-message').getAttribute('role')).toBe('alert');
       await screenshot(page, 'element-declined-phone');
       expect((await sessionOf(cs.id)).status).toBe('OPEN');
-      await page.getByLabel('Card number').fill(CARDS.ok);
+      await page.getByLabel('Card number').fill(DIGITS.visa);
       await page.getByRole('button', { name: /^Pay/ }).click();
       await page.waitForURL(`${merchantUrl}/success?session=${cs.id}`);
       expect(problems).toEqual([]);
@@ -169,7 +168,7 @@ describe('the Payment Element page with live Stripe keys', () => {
     expect((await sessionOf(cs.id)).status).toBe('COMPLETE');
     const rows = await paymentsOf(cs.id);
     expect(rows.map((r) => r.status)).toEqual(['FAILED', 'SUCCEEDED']);
-    expect(proxy.seen.filter((r) => r.body.includes(CARDS.insufficient))).toEqual([]);
+    expect(proxy.seen.filter((r) => r.body.includes(DIGITS.insufficientFunds))).toEqual([]);
   });
 
   it('when a 3-D Secure card is used, then Stripe asks for authentication; failed it is shown, completed the payment succeeds', async () => {
@@ -177,7 +176,7 @@ describe('the Payment Element page with live Stripe keys', () => {
     await withPage(browser, DESKTOP, async (page) => {
       await page.goto(cs.url);
       await expect.poll(() => page.getByRole('button', { name: /^Pay/ }).isEnabled()).toBe(true);
-      await pay(page, CARDS.secure);
+      await pay(page, DIGITS.threeDS);
       await page.getByRole('button', { name: 'Fail authentication' }).click();
       await expect.poll(() => page.locator('#payment-message').textContent()).toContain('unable to authenticate');
       expect((await sessionOf(cs.id)).status).toBe('OPEN');
@@ -204,7 +203,7 @@ describe('the Payment Element page with live Stripe keys', () => {
         await eventually(async () => (await sessionOf(cs.id)).status === 'COMPLETE');
         await route.continue();
       });
-      await pay(page, CARDS.ok);
+      await pay(page, DIGITS.visa);
       await page.waitForURL(`${merchantUrl}/success?session=${cs.id}`);
       expect(held).toBe(1);
     });
@@ -220,7 +219,7 @@ describe('the Payment Element page with live Stripe keys', () => {
       await withPage(browser, DESKTOP, async (page) => {
         await page.goto(cs.url);
         await expect.poll(() => page.getByRole('button', { name: /^Pay/ }).isEnabled()).toBe(true);
-        await pay(page, CARDS.ok);
+        await pay(page, DIGITS.visa);
         await page.waitForURL(`${merchantUrl}/success?session=${cs.id}`);
       });
       expect((await sessionOf(cs.id)).status).toBe('COMPLETE');
@@ -238,7 +237,7 @@ describe('the Payment Element page with live Stripe keys', () => {
 
   it('when anything was paid on these pages, then no request the service received carried a card number', () => {
     expect(proxy.seen.length).toBeGreaterThan(10);
-    for (const card of Object.values(CARDS)) {
+    for (const card of [DIGITS.visa, DIGITS.insufficientFunds, DIGITS.threeDS]) {
       expect(api.requestsContaining(card).length).toBeGreaterThan(0);
       expect(proxy.seen.filter((r) => r.body.includes(card) || r.url.includes(card))).toEqual([]);
     }
@@ -248,12 +247,12 @@ describe('the Payment Element page with live Stripe keys', () => {
 describe('a live session without live keys', () => {
   const t = useTestServer();
 
-  it('when the payer opens it, then the page refuses with a clear message and no form, and a pay post is refused too', async () => {
+  it('when the payer opens it, then the page refuses with a clear message and no form (200: the merchant\'s setup, not an outage), and a pay post is refused too (409)', async () => {
     const { live } = await t.account();
     const cs = await createSession(t, live);
     await withPage(browser, PHONE, async (page) => {
       const answer = await page.goto(cs.url);
-      expect(answer!.status()).toBe(503);
+      expect(answer!.status()).toBe(200);
       expect(await page.getByText('This merchant cannot take live payments yet').count()).toBe(1);
       expect(await page.locator('form').count()).toBe(0);
       expect(await page.getByLabel('Card number').count()).toBe(0);
@@ -263,13 +262,14 @@ describe('a live session without live keys', () => {
       rawBody: 'email=a%40b.co&name=A&card_number=4242424242424242&expiry=12%2F34&cvc=123',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
-    expect(pay.status).toBe(503);
+    expect(pay.status).toBe(409);
     expect(String(pay.body)).toContain('cannot take live payments');
     const prepare = await t.request('POST', `/checkout/${cs.id}/element/prepare`, {
       rawBody: 'email=a%40b.co',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
     });
-    expect(prepare.status).toBe(503);
+    expect(prepare.status).toBe(409);
+    expect(prepare.body).toEqual({ error: 'This merchant cannot take live payments yet. Nothing was charged.' });
     expect((await t.sql`select count(*)::int as n from payments where checkout_session_id = ${cs.id}`)[0]!.n).toBe(0);
   });
 });

@@ -2,8 +2,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.ts';
 import { Payer, pathOf } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { createLink } from '../payment-links/helpers.ts';
 import { createSession } from './helpers.ts';
+import { createLink } from '../helpers/factories.ts';
+import { CARDS } from '../helpers/cards.ts';
 
 // What a newcomer ran into following the README (issue 15, point 8): the checkout page's address
 // after a decline, the favicon, the name typed on a link page, and the customer filter's two names.
@@ -17,7 +18,7 @@ describe('the hosted pages as a newcomer meets them', () => {
   it('when …/pay is reloaded after a declined card (a GET), then the payer is sent to the page of the session, not a JSON 404', async () => {
     const cs = await createSession(t, key);
     const payer = new Payer(t);
-    const declined = await payer.pay(cs.id, { card_number: '4000 0000 0000 0002' });
+    const declined = await payer.pay(cs.id, { card_number: CARDS.declined });
     expect(declined.status).toBe(402);
     const reload = await payer.get(`/checkout/${cs.id}/pay`);
     expect(reload.status).toBe(303);

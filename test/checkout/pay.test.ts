@@ -4,6 +4,7 @@ import { useTestServer } from '../helpers/server.ts';
 import { createSession } from './helpers.ts';
 import { eventObjects, eventsFor } from '../helpers/events.ts';
 import { Payer } from '../helpers/payer.ts';
+import { CARDS, DIGITS } from '../helpers/cards.ts';
 
 const t = useTestServer();
 let key: string;
@@ -71,10 +72,10 @@ describe('paying on the hosted page', () => {
   });
 
   it.each([
-    ['4000 0000 0000 0002', 'card_declined', 'Your card was declined.'],
-    ['4000 0000 0000 9995', 'insufficient_funds', 'insufficient funds'],
-    ['4000 0000 0000 0069', 'expired_card', 'expired'],
-    ['4000 0000 0000 0127', 'incorrect_cvc', 'security code'],
+    [CARDS.declined, 'card_declined', 'Your card was declined.'],
+    [CARDS.insufficientFunds, 'insufficient_funds', 'insufficient funds'],
+    [CARDS.expired, 'expired_card', 'expired'],
+    [CARDS.incorrectCvc, 'incorrect_cvc', 'security code'],
   ])('when card %s is declined (%s), then the page says "Your card was declined" with the reason, payment.failed is recorded and the session stays OPEN', async (number, code, reason) => {
     const cs = await createSession(t, key);
     const res = await new Payer(t).pay(cs.id, { card_number: number });
@@ -92,7 +93,7 @@ describe('paying on the hosted page', () => {
   it('when a declined payer tries again with a good card, then the session completes on one payment intent with two payment records', async () => {
     const cs = await createSession(t, key);
     const payer = new Payer(t);
-    expect((await payer.pay(cs.id, { card_number: '4000000000000002' })).status).toBe(402);
+    expect((await payer.pay(cs.id, { card_number: DIGITS.declined })).status).toBe(402);
     expect((await payer.pay(cs.id)).status).toBe(303);
     const rows = await paymentsOf(cs.id);
     expect(rows.map((r) => r.status)).toEqual(['FAILED', 'SUCCEEDED']);
@@ -103,7 +104,7 @@ describe('paying on the hosted page', () => {
   });
 
   it.each([
-    [{ card_number: '4242 4242 4242 4241' }, 'card number is invalid'],
+    [{ card_number: CARDS.invalidNumber }, 'card number is invalid'],
     [{ card_number: '1234' }, 'card number is invalid'],
     [{ card_number: '' }, 'card number is invalid'],
     [{ expiry: '01/20' }, 'in the past'],
@@ -170,7 +171,7 @@ describe('paying on the hosted page', () => {
 });
 
 describe('3-D Secure', () => {
-  it.each(['4000 0000 0000 3220', '4000 0025 0000 3155'])('when card %s is used and the challenge is completed, then the session completes', async (number) => {
+  it.each([CARDS.threeDS, CARDS.threeDSAlt])('when card %s is used and the challenge is completed, then the session completes', async (number) => {
     const cs = await createSession(t, key);
     const payer = new Payer(t);
     const res = await payer.pay(cs.id, { card_number: number });
@@ -194,7 +195,7 @@ describe('3-D Secure', () => {
   it('when the challenge is failed, then the session stays OPEN with a message, payment.failed is recorded, and the payer can pay again', async () => {
     const cs = await createSession(t, key);
     const payer = new Payer(t);
-    const res = await payer.pay(cs.id, { card_number: '4000000000003220' });
+    const res = await payer.pay(cs.id, { card_number: DIGITS.threeDS });
     const paymentId = new URL(res.location!, t.url).searchParams.get('payment')!;
     await payer.get(res.location!);
     const failed = await payer.post(`/checkout/${cs.id}/authenticate`, { payment: paymentId, outcome: 'fail' });
@@ -212,9 +213,9 @@ describe('3-D Secure', () => {
   it('when a challenge is left unfinished and the payer starts over, then the old attempt fails and cannot complete any more', async () => {
     const cs = await createSession(t, key);
     const payer = new Payer(t);
-    const first = await payer.pay(cs.id, { card_number: '4000000000003220' });
+    const first = await payer.pay(cs.id, { card_number: DIGITS.threeDS });
     const firstId = new URL(first.location!, t.url).searchParams.get('payment')!;
-    await payer.pay(cs.id, { card_number: '4000000000000002' });
+    await payer.pay(cs.id, { card_number: DIGITS.declined });
     expect(await paymentsOf(cs.id)).toMatchObject([
       { id: firstId, status: 'FAILED', failure_code: 'authentication_abandoned' },
       { status: 'FAILED', failure_code: 'card_declined' },
@@ -231,7 +232,7 @@ describe('hosted page security', () => {
     const cs = await createSession(t, key);
     const payer = new Payer(t);
     await payer.get(`/checkout/${cs.id}`);
-    const noToken = await payer.post(`/checkout/${cs.id}/pay`, { _csrf: '', card_number: '4242424242424242', expiry: '12/34', cvc: '123', email: 'a@b.co', name: 'A' });
+    const noToken = await payer.post(`/checkout/${cs.id}/pay`, { _csrf: '', card_number: DIGITS.visa, expiry: '12/34', cvc: '123', email: 'a@b.co', name: 'A' });
     expect(noToken.status).toBe(403);
     const stranger = new Payer(t);
     await stranger.get(`/checkout/${cs.id}`);
@@ -239,7 +240,7 @@ describe('hosted page security', () => {
     const wrongCookie = await stranger.pay(cs.id);
     expect(wrongCookie.status).toBe(403);
     const other = await createSession(t, key);
-    const otherScope = await payer.post(`/checkout/${other.id}/pay`, { card_number: '4242424242424242', expiry: '12/34', cvc: '123', email: 'a@b.co', name: 'A' });
+    const otherScope = await payer.post(`/checkout/${other.id}/pay`, { card_number: DIGITS.visa, expiry: '12/34', cvc: '123', email: 'a@b.co', name: 'A' });
     expect(otherScope.status).toBe(403); // the token is bound to its session
     expect(await paymentsOf(cs.id)).toEqual([]);
     expect(await paymentsOf(other.id)).toEqual([]);
@@ -252,7 +253,7 @@ describe('hosted page security', () => {
     const res = await fetch(`${t.url}/checkout/${cs.id}/pay`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: payer.cookie, 'sec-fetch-site': 'cross-site' },
-      body: new URLSearchParams({ _csrf: payer.token, email: 'a@b.co', name: 'A', card_number: '4242424242424242', expiry: '12/34', cvc: '123' }),
+      body: new URLSearchParams({ _csrf: payer.token, email: 'a@b.co', name: 'A', card_number: DIGITS.visa, expiry: '12/34', cvc: '123' }),
       redirect: 'manual',
     });
     expect(res.status).toBe(403);
@@ -277,7 +278,7 @@ describe('hosted page security', () => {
   it('when payment attempts on one session pass the limit, then further attempts answer 429 and reach no processor', async () => {
     const cs = await createSession(t, key);
     const payer = new Payer(t);
-    for (let i = 0; i < 10; i++) expect((await payer.pay(cs.id, { card_number: '4000000000000002' })).status).toBe(402);
+    for (let i = 0; i < 10; i++) expect((await payer.pay(cs.id, { card_number: DIGITS.declined })).status).toBe(402);
     const throttled = await payer.pay(cs.id);
     expect(throttled.status).toBe(429);
     expect(throttled.html).toContain('Too many payment attempts');

@@ -50,13 +50,11 @@ describe('POST /v1/checkout/sessions', () => {
     expect(row).toEqual({ account_id: accountId, status: 'OPEN', amount_cents: 1999, success_url: SUCCESS_URL });
   });
 
-  it('when created, then its expiry job waits in the session-expiry queue under the session id until expires_at', async () => {
+  it('when created, then no expiry job is queued: its expires_at in the row is the schedule', async () => {
     const cs = await createSession(t, key);
-    const job = await t.s.queues.get('session-expiry').getJob(cs.id);
-    expect(job?.id).toBe(cs.id);
-    expect(await job!.getState()).toBe('delayed');
-    expect(Math.round((job!.timestamp + job!.opts.delay!) / 1000)).toBeGreaterThanOrEqual(cs.expires_at - 1);
-    expect(Math.round((job!.timestamp + job!.opts.delay!) / 1000)).toBeLessThanOrEqual(cs.expires_at + 1);
+    expect(await t.s.queues.get('session-expiry').getJob(cs.id)).toBeUndefined();
+    const [row] = await t.sql<{ expires_at: Date }[]>`select expires_at from checkout_sessions where id = ${cs.id}`;
+    expect(row!.expires_at.getTime()).toBe(cs.expires_at * 1000);
   });
 
   it('when the body carries amount_cents, then it answers 400 parameter_unknown', async () => {
@@ -254,7 +252,7 @@ describe('GET /v1/checkout/sessions', () => {
 });
 
 describe('POST /v1/checkout/sessions/:id/expire', () => {
-  it('when the session is OPEN, then it becomes EXPIRED now, answers the session, records the event and drops the job', async () => {
+  it('when the session is OPEN, then it becomes EXPIRED now, answers the session, records the event', async () => {
     const cs = await createSession(t, key);
     const res = await t.request('POST', `/v1/checkout/sessions/${cs.id}/expire`, { key });
     expect(res.status).toBe(200);

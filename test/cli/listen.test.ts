@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.ts';
 import { withTx } from '../../src/db/tx.ts';
 import type { EventType } from '../../src/events/catalogue.ts';
@@ -10,7 +11,7 @@ import { recordEvent } from '../../src/webhooks/outbox.ts';
 import { freePort, root } from '../helpers/process.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
-import { startReceiver, verifyWithStripe, type Received, type Receiver } from '../webhooks/receiver.ts';
+import { type Received, type Receiver, startReceiver, verifyWithStripe } from '../helpers/receiver.ts';
 
 // `payments-service listen` end to end: the real command as a child process on the project's Node,
 // the real service (its app on the test server's services, stopped and started again for the restart),
@@ -75,7 +76,7 @@ function spawnCollected(args: string[], env: NodeJS.ProcessEnv): Cli {
 }
 
 /** `payments-service listen` run as the bin runs it, forwarding to the receiver. */
-function listen(key: string, extra: string[] = [], apiBase = t.url): Cli {
+function listen(key: string, extra: string[] = [], apiBase = apiUrl): Cli {
   return spawnCollected(
     ['scripts/payments-service.ts', 'listen', '--api-base', apiBase, '--forward-to', `${receiver.url}/webhooks`, '--interval', '200', ...extra],
     { PAYMENTS_API_KEY: key },
@@ -93,12 +94,36 @@ const customer = (livemode = false): ApiObject =>
 
 /** An event recorded as a component records one: recordEvent in its own transaction. */
 const emit = (accountId: string, type: EventType, livemode = false) =>
-  withTx(t.s, t.s.log, (tx) => recordEvent(tx, accountId, type, customer(livemode)));
+  withTx(t.s, t.s.log, (tx) => recordEvent(tx, t.s, accountId, type, customer(livemode)));
 
 const idsOf = (rs: readonly Received[]) => rs.map((r) => JSON.parse(r.body).id as string);
 
-/** Waits a few polls more, so that a duplicate or a stray event would have arrived. */
-const settle = () => new Promise((r) => setTimeout(r, 800));
+/**
+ * The CLI's polls (GET /v1/events) as the service answered them: the API is served here through a
+ * counter (the app on the test server's services), so a test waits on polls, not on the clock.
+ */
+let polls = 0;
+const counting = (app: http.RequestListener): http.RequestListener => (req, res) => {
+  if (req.method === 'GET' && req.url?.startsWith('/v1/events')) res.on('finish', () => polls++);
+  app(req, res);
+};
+let api: http.Server;
+let apiUrl: string;
+beforeAll(async () => {
+  api = http.createServer(counting(createApp(t.s)));
+  await new Promise<void>((resolve) => api.listen(0, '127.0.0.1', resolve));
+  apiUrl = `http://127.0.0.1:${(api.address() as AddressInfo).port}`;
+});
+afterAll(async () => {
+  api.closeAllConnections();
+  await new Promise((r) => api.close(r));
+});
+
+/** Waits until `n` more polls have been answered (default 3): the CLI polls one after another, forwarding what a poll found before the next, so a duplicate or a stray event would have arrived by then. */
+const settle = async (n = 3) => {
+  const from = polls;
+  await eventually(async () => polls >= from + n, 10_000, 10);
+};
 
 describe('payments-service listen', () => {
   it('when test events of several types happen, then each is forwarded once, in order, with the body and headers of a delivery, signed with the printed secret', async () => {
@@ -203,9 +228,12 @@ describe('payments-service listen', () => {
     // enough for a follower without the overlap window to have moved past the first id.
     const earlier = await withTx(t.s, t.s.log, async (tx) => {
       const mintedAt = Date.now();
-      const e = await recordEvent(tx, accountId, 'refund.created', customer());
+      const e = await recordEvent(tx, t.s, accountId, 'refund.created', customer());
       later = await emit(accountId, 'refund.updated');
       await receiver.waitFor(1, 8000);
+      await settle(); // the follower has polled past the later id (a follower without the overlap window would skip the earlier one now)
+      // The time is the subject here, not a wait for work: `created` has one-second resolution, so the
+      // earlier id must be more than a second older than the cursor's floor before it commits.
       await new Promise((r) => setTimeout(r, Math.max(0, mintedAt + 2500 - Date.now())));
       return e;
     });
@@ -223,7 +251,7 @@ describe('payments-service listen', () => {
     let server: http.Server | undefined;
 
     const startWeb = async () => {
-      server = http.createServer(createApp(t.s));
+      server = http.createServer(counting(createApp(t.s)));
       await new Promise<void>((resolve) => server!.listen(port, '127.0.0.1', resolve));
     };
     const stopWeb = async () => {
@@ -250,11 +278,16 @@ describe('payments-service listen', () => {
       await cli.line(/is unreachable/);
       // Written while the API is down (another process of the service would do the same).
       for (const type of ['payment.refunded', 'refund.created', 'refund.updated'] as const) emitted.push(await emit(accountId, type));
-      await new Promise((r) => setTimeout(r, 600)); // a few refused polls
-      // Then a proxy answering 503 while the service comes up: still the same outage.
-      const proxy = http.createServer((_req, res) => res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"type":"api_error","code":"service_unavailable"}}'));
-      await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
+      // Fault drill: a refused connection leaves nothing to wait on; the CLI retries from 200 ms, backing off, so this is a few refused polls.
       await new Promise((r) => setTimeout(r, 600));
+      // Then a proxy answering 503 while the service comes up: still the same outage.
+      let unavailable = 0;
+      const proxy = http.createServer((_req, res) => {
+        unavailable++;
+        res.writeHead(503, { 'content-type': 'application/json' }).end('{"error":{"type":"api_error","code":"service_unavailable"}}');
+      });
+      await new Promise<void>((resolve) => proxy.listen(port, '127.0.0.1', resolve));
+      await eventually(async () => unavailable >= 2, 10_000, 10); // polls answered 503
       proxy.closeAllConnections();
       await new Promise((r) => proxy.close(r));
       expect(receiver.received).toHaveLength(1);

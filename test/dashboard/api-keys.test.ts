@@ -1,24 +1,17 @@
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashKey } from '../../src/auth/keys.ts';
-import { createLogger } from '../../src/lib/logger.ts';
+import { useLogCapture } from '../helpers/logs.ts';
 import { secondWebApp, useTestServer } from '../helpers/server.ts';
-import { sleep } from '../helpers/wait.ts';
+import { eventually } from '../helpers/wait.ts';
 import { DashClient, formKey, signedIn } from './client.ts';
 
 // The API keys section of the dashboard (/dashboard/api-keys): list, create, roll and revoke
 // through the functions of /v1/api-keys, a secret shown once, and a revoked or ended key refused
 // by the API within seconds, in this process and in a second one with its own key cache.
 
-let logged = '';
-const capture = new Writable({
-  write(chunk: Buffer, _enc, cb) {
-    logged += chunk.toString();
-    cb();
-  },
-});
+const capture = useLogCapture('trace');
 // The default key cache (API_KEY_CACHE_SECONDS, 2 s).
-const t = useTestServer({ log: createLogger('trace', capture) });
+const t = useTestServer({ log: capture.log });
 
 const BASE = '/dashboard/api-keys';
 const SECRET = /data-secret>(sk_(?:test|live)_[0-9A-Za-z]{32})</;
@@ -37,11 +30,10 @@ async function apiStatus(key: string, base = t.url): Promise<number> {
 /** Polls every 100 ms until the API refuses the key (401); fails after 5 s. Answers how long it took. */
 async function refusedWithin5s(key: string, base = t.url): Promise<number> {
   const start = Date.now();
-  for (;;) {
-    if ((await apiStatus(key, base)) === 401) return Date.now() - start;
-    if (Date.now() - start > 5_000) throw new Error(`the key was still accepted after 5 s at ${base}`);
-    await sleep(100);
-  }
+  await eventually(async () => (await apiStatus(key, base)) === 401, 5_000, 100).catch(() => {
+    throw new Error(`the key was still accepted after 5 s at ${base}`);
+  });
+  return Date.now() - start;
 }
 
 const keyIdOf = async (secret: string) => (await t.sql<{ id: string }[]>`select id from api_keys where key_hash = ${hashKey(secret)}`)[0]!.id;
@@ -336,14 +328,14 @@ describe('secrets and the log', () => {
     await c.get(`${BASE}/${nextId}?confirm=revoke`);
     await c.post(`${BASE}/${nextId}/revoke`, {});
     await refusedWithin5s(next);
-    for (const text of ['api key created', 'api key rolled', 'api key revoked', made.id, nextId]) expect(logged).toContain(text);
+    for (const text of ['api key created', 'api key rolled', 'api key revoked', made.id, nextId]) expect(capture.text).toContain(text);
     for (const secret of [made.secret, next]) {
-      expect(logged).not.toContain(secret);
-      expect(logged).not.toContain(secret.slice(8, 24));
+      expect(capture.text).not.toContain(secret);
+      expect(capture.text).not.toContain(secret.slice(8, 24));
     }
   });
 });
 
 afterAll(() => {
-  logged = '';
+  capture.clear();
 });

@@ -5,8 +5,8 @@ import { createUser, DashClient, PASSWORD, signedIn } from './client.ts';
 
 const t = useTestServer({ env: { DASHBOARD_SIGN_IN_PER_CLIENT_PER_HOUR: '0', DASHBOARD_SIGN_IN_PER_EMAIL_PER_HOUR: '0' } });
 
-const PAGES = ['/dashboard', '/dashboard/', '/dashboard/users', '/dashboard/no-such-page'];
-const FORMS = ['/dashboard/mode', '/dashboard/sign-out', '/dashboard/users'];
+const PAGES = ['/dashboard', '/dashboard/', '/dashboard/team', '/dashboard/no-such-page'];
+const FORMS = ['/dashboard/mode', '/dashboard/sign-out', '/dashboard/team/invitations'];
 
 describe('dashboard sign-in', () => {
   it('signs in with the password chosen through the one-time link, with a fresh HttpOnly SameSite=Lax session cookie', async () => {
@@ -203,21 +203,24 @@ describe('one-time set-password links', () => {
     expect(res.html).toContain('This link no longer works');
   });
 
-  it('a signed-in user invites another email of the same account; the link is shown once; a second invitation is refused', async () => {
+  it('a signed-in owner invites another email of the same account with a role; the answer never holds the link; a second invitation is refused', async () => {
     const { accountId } = await t.account();
     const c = await signedIn(t, accountId, 'inviter@example.com');
-    await c.get('/dashboard/users');
-    const res = await c.post('/dashboard/users', { email: 'new@example.com' });
-    expect(res.status).toBe(200);
-    const link = /data-invite-link>([^<]+)</.exec(res.html)![1]!;
-    expect(link).toMatch(new RegExp(`^${t.url}/dashboard/set-password\\?token=[A-Za-z0-9_-]{43}$`));
-    const [invited] = await t.sql`select account_id, password_hash from dashboard_users where email = 'new@example.com'`;
-    expect(invited).toEqual({ account_id: accountId, password_hash: null });
-    expect((await c.get('/dashboard/users')).html).not.toContain(link);
-    const twice = await c.post('/dashboard/users', { email: 'NEW@example.com' });
+    await c.get('/dashboard/team');
+    const res = await c.post('/dashboard/team/invitations', { email: 'new@example.com', role: 'developer' });
+    expect(res.status).toBe(303);
+    expect(res.location).toBe('/dashboard/team?done=invited_logged');
+    const [invited] = await t.sql`select account_id, password_hash, role from dashboard_users where email = 'new@example.com'`;
+    expect(invited).toEqual({ account_id: accountId, password_hash: null, role: 'developer' });
+    const page = await c.get(res.location!);
+    expect(page.html).toContain('Invitation made.');
+    expect(page.html).not.toContain('set-password?token=');
+    await c.get('/dashboard/team');
+    const twice = await c.post('/dashboard/team/invitations', { email: 'NEW@example.com', role: 'developer' });
     expect(twice.status).toBe(400);
     expect(twice.html).toContain('can already sign in to this account');
-    expect((await c.post('/dashboard/users', { email: 'not an email' })).status).toBe(400);
+    expect(twice.html).not.toContain('set-password?token=');
+    expect((await c.post('/dashboard/team/invitations', { email: 'not an email', role: 'developer' })).status).toBe(400);
   });
 });
 

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createSession } from '../checkout/helpers.ts';
 import { eventsFor } from '../helpers/events.ts';
-import { Payer } from '../helpers/payer.ts';
+import { Payer, payThroughLink } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { createLink, payThroughLink } from '../payment-links/helpers.ts';
 import { DashClient, formKey, signedIn } from './client.ts';
+import { createLink, createSession } from '../helpers/factories.ts';
+import { CARDS } from '../helpers/cards.ts';
 
 const t = useTestServer();
 let a: { accountId: string; test: string; live: string };
@@ -85,7 +85,7 @@ describe('checkout sessions in the dashboard: a session', () => {
       description: 'Order #1042',
       metadata: { order: '1042' },
     });
-    await new Payer(t).pay(cs.id, { card_number: '4000 0000 0000 0002' });
+    await new Payer(t).pay(cs.id, { card_number: CARDS.declined });
     await new Payer(t).pay(cs.id);
     const [paid] = await t.sql`select payment_id from checkout_sessions where id = ${cs.id}`;
 

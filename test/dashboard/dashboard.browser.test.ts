@@ -1,11 +1,12 @@
 import { mkdir } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession } from '../checkout/helpers.ts';
 import { DESKTOP, launchBrowser, PHONE, withPage } from '../helpers/browser.ts';
 import { Payer } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { createUser, cspViolations, PASSWORD, SHOTS } from './client.ts';
+import { createSession } from '../helpers/factories.ts';
+import { CARDS } from '../helpers/cards.ts';
 
 const t = useTestServer();
 let browser: Browser;
@@ -18,9 +19,9 @@ beforeAll(async () => {
   await createUser(t, accountId, 'owner@tearoom.example');
   // Payments made by payers on the hosted checkout: 49.00 + 12.50 usd succeeded, one declined.
   for (const [amount, card] of [
-    [4900, '4242 4242 4242 4242'],
-    [1250, '4242 4242 4242 4242'],
-    [3000, '4000 0000 0000 0002'],
+    [4900, CARDS.visa],
+    [1250, CARDS.visa],
+    [3000, CARDS.declined],
   ] as const) {
     const cs = await createSession(t, acct.test, { amount });
     await new Payer(t).pay(cs.id, { card_number: card });
@@ -65,7 +66,7 @@ describe('the dashboard in Chromium', () => {
       expect(await statText(page, 'last30')).toContain('$61.50');
       expect(await statText(page, 'succeeded')).toContain('2');
       expect(await statText(page, 'failed')).toContain('1');
-      expect(await page.getByRole('img', { name: /Daily volume in USD over the last 30 days, \$61\.50 in all/ }).count()).toBe(1);
+      expect(await page.getByRole('img', { name: /Daily gross volume in USD over the last 30 days, \$61\.50 in all/ }).count()).toBe(1);
       // The navigation lists only pages that exist, and each answers.
       const links = await page.getByRole('navigation', { name: 'Dashboard' }).getByRole('link').evaluateAll((as) => as.map((a) => a.getAttribute('href')));
       expect(links).toEqual([
@@ -75,11 +76,16 @@ describe('the dashboard in Chromium', () => {
         '/dashboard/payment-links',
         '/dashboard/customers',
         '/dashboard/invoices',
+        '/dashboard/reports',
+        '/dashboard/exports',
+        '/dashboard/fraud',
         '/dashboard/events',
         '/dashboard/webhooks',
         '/dashboard/api-keys',
         '/dashboard/settings',
-        '/dashboard/users',
+        '/dashboard/security',
+        '/dashboard/team',
+        '/dashboard/audit-log',
       ]);
       await page.screenshot({ path: `${SHOTS}/dash-home-desktop.png`, fullPage: true });
 
@@ -96,12 +102,16 @@ describe('the dashboard in Chromium', () => {
       expect(await page.getByText('TEST MODE').count()).toBe(1);
       expect(await statText(page, 'last30')).toContain('$61.50');
 
-      await page.getByRole('link', { name: 'Users' }).click();
+      await page.getByRole('link', { name: 'Team' }).click();
       await page.getByLabel('Email').fill('partner@tearoom.example');
-      await page.getByRole('button', { name: 'Create a one-time link' }).click();
-      const link = await page.locator('[data-invite-link]').innerText();
-      expect(link).toMatch(/\/dashboard\/set-password\?token=/);
-      await page.screenshot({ path: `${SHOTS}/dash-users-desktop.png`, fullPage: true });
+      await page.getByLabel('Role', { exact: true }).selectOption('administrator');
+      await page.getByRole('button', { name: 'Send the invitation' }).click();
+      await page.waitForURL(/done=invited/);
+      // The inviter never sees the link (issue 25): it is read from the email, as the invitee would.
+      expect(await page.content()).not.toContain('set-password?token=');
+      const [mail] = await t.sql<{ text_body: string }[]>`select text_body from emails where template = 'invitation' and to_address = 'partner@tearoom.example'`;
+      const link = /(http\S+\/dashboard\/set-password\?token=[A-Za-z0-9_-]{43})/.exec(mail!.text_body)![1]!;
+      await page.screenshot({ path: `${SHOTS}/dash-team-desktop.png`, fullPage: true });
 
       await page.getByRole('button', { name: 'Sign out' }).click();
       await page.waitForURL(`${t.url}/dashboard/sign-in?signed_out=1`);
@@ -133,9 +143,13 @@ describe('the dashboard in Chromium', () => {
       expect(await page.locator('html').evaluate((el) => el.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
       expect(await page.getByText('TEST MODE').count()).toBe(1);
       await page.screenshot({ path: `${SHOTS}/dash-home-phone.png`, fullPage: true });
-      await page.getByRole('link', { name: 'Users' }).click();
+      await page.getByRole('link', { name: 'Team' }).click();
+      await page.screenshot({ path: `${SHOTS}/dash-team-phone.png`, fullPage: true });
       expect(await page.locator('html').evaluate((el) => el.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
-      await page.screenshot({ path: `${SHOTS}/dash-users-phone.png`, fullPage: true });
+      await page.getByRole('link', { name: 'Audit log' }).click();
+      await page.screenshot({ path: `${SHOTS}/dash-audit-log-phone.png`, fullPage: true });
+      expect(await page.locator('html').evaluate((el) => el.scrollWidth)).toBeLessThanOrEqual(PHONE.width);
+      expect(await page.getByText('user.signed_in').count()).toBeGreaterThan(0);
       expect(violations).toEqual([]);
     });
   });

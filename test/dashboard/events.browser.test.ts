@@ -1,25 +1,23 @@
 import { mkdir } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession } from '../checkout/helpers.ts';
 import { DESKTOP, launchBrowser, PHONE, withPage } from '../helpers/browser.ts';
 import { Payer } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
-import { createEndpoint } from '../webhooks/helpers.ts';
-import { startReceiver, verifyWithStripe, type Receiver } from '../webhooks/receiver.ts';
 import { cspViolations, signInBrowser, SHOTS } from './client.ts';
+import { createEndpoint, createSession } from '../helpers/factories.ts';
+import { useReceiver, verifyWithStripe } from '../helpers/receiver.ts';
 
 const t = useTestServer({ workers: true, env: { WEBHOOK_ALLOW_INSECURE_TARGETS: 'true' } });
 let browser: Browser;
-let rx: Receiver;
+const rx = useReceiver((_n, r) => (r.path === '/crm' ? { status: 503, body: 'Service unavailable: <maintenance until 14:00>' } : { status: 200, body: '{"received":true}' }));
 let accountId: string;
 let key: string;
 let shop: Awaited<ReturnType<typeof createEndpoint>>;
 const EMAIL = 'owner@tearoom.example';
 
 beforeAll(async () => {
-  rx = await startReceiver((_n, r) => (r.path === '/crm' ? { status: 503, body: 'Service unavailable: <maintenance until 14:00>' } : { status: 200, body: '{"received":true}' }));
   const acct = await t.account();
   accountId = acct.accountId;
   key = acct.test;
@@ -38,7 +36,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
-  await rx?.close();
 });
 
 const pageWidth = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth');

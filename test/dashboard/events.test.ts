@@ -1,23 +1,17 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession } from '../checkout/helpers.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { Payer } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
-import { createEndpoint, emit } from '../webhooks/helpers.ts';
-import { startReceiver, type Received, type Receiver } from '../webhooks/receiver.ts';
 import { DashClient, formKey, signedIn } from './client.ts';
+import { emit } from '../helpers/events.ts';
+import { createEndpoint, createSession } from '../helpers/factories.ts';
+import { type Received, useReceiver } from '../helpers/receiver.ts';
 
 const t = useTestServer({ workers: true, env: { WEBHOOK_ALLOW_INSECURE_TARGETS: 'true' } });
 type Account = { accountId: string; test: string; live: string };
-let rx: Receiver;
+const rx = useReceiver((_n, r) => (r.path.startsWith('/broken') ? { status: 500, body: '<b>Down for "maintenance"</b> & more' } : 200));
 
-beforeAll(async () => {
-  rx = await startReceiver((_n, r) => (r.path.startsWith('/broken') ? { status: 500, body: '<b>Down for "maintenance"</b> & more' } : 200));
-});
-afterAll(async () => {
-  await rx.close();
-});
 
 /** The README's verifier: `v1` is the hex HMAC-SHA256, keyed by the whole whsec_ string, of `<t>.<raw body>`. */
 function verifySignature(rawBody: string, header: unknown, secret: string, toleranceSeconds = 300): boolean {

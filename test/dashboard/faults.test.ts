@@ -1,28 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession } from '../checkout/helpers.ts';
 import { Payer } from '../helpers/payer.ts';
 import { postgresProxy } from '../helpers/postgres-proxy.ts';
 import { secondWebApp, useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
-import { startPrivateRedis } from '../ops/private-redis.ts';
-import { createEndpoint } from '../webhooks/helpers.ts';
-import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 import { DashClient, PASSWORD, createUser, signedIn } from './client.ts';
+import { createEndpoint, createSession } from '../helpers/factories.ts';
+import { usePrivateRedis } from '../helpers/private-redis.ts';
+import { useReceiver } from '../helpers/receiver.ts';
 
 // The dashboard when its dependencies blink: Redis down (a Redis of this file alone, stopped), and
 // Postgres unreachable (the dashboard of a second web app reaches Postgres through a TCP proxy
 // that this test closes). Nothing here calls a repair function: the running workers do the work.
 
-let redis: Awaited<ReturnType<typeof startPrivateRedis>>;
-let rx: Receiver;
-beforeAll(async () => {
-  redis = await startPrivateRedis();
-  rx = await startReceiver(() => 200);
-});
-afterAll(async () => {
-  await redis?.dispose();
-  await rx?.close();
-});
+const redis = usePrivateRedis();
+const rx = useReceiver(() => 200);
 const t = useTestServer(() => ({ workers: true, env: { REDIS_URL: redis.url, RECONCILE_INTERVAL_MS: '1000', WEBHOOK_ALLOW_INSECURE_TARGETS: 'true' } }));
 // After-all hooks run last first: Redis is started again before the server's clean-up, which needs it.
 afterAll(async () => {

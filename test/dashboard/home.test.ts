@@ -1,8 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestServer } from '../helpers/server.ts';
 import { Payer } from '../helpers/payer.ts';
-import { createSession } from '../checkout/helpers.ts';
 import { DashClient, signedIn } from './client.ts';
+import { createSession } from '../helpers/factories.ts';
+import { CARDS } from '../helpers/cards.ts';
 
 const t = useTestServer();
 let a: { accountId: string; test: string; live: string };
@@ -15,9 +16,9 @@ beforeAll(async () => {
   b = await t.account();
   // Account A, test mode: two succeeded payments (19.99 + 5.00 usd) and one failed.
   for (const [amount, card] of [
-    [1999, '4242 4242 4242 4242'],
-    [500, '4242 4242 4242 4242'],
-    [700, '4000 0000 0000 0002'],
+    [1999, CARDS.visa],
+    [500, CARDS.visa],
+    [700, CARDS.declined],
   ] as const) {
     const cs = await createSession(t, a.test, { amount });
     await new Payer(t).pay(cs.id, { card_number: card });
@@ -73,7 +74,7 @@ describe('the Home page', () => {
     expect(stat(home.html, 'last30')).toContain('€123.45');
     expect(home.html).not.toContain('$24.99');
     expect(stat(home.html, 'failed')).toContain('<p class="stat">0</p>');
-    const users = await c.get('/dashboard/users');
+    const users = await c.get('/dashboard/team');
     expect(users.html).toContain('home-b@example.com');
     expect(users.html).not.toContain('home-a@example.com');
   });

@@ -1,8 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { eventObjects, eventsFor } from '../helpers/events.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { payInvoice } from '../invoices/page-helpers.ts';
 import { DashClient, formKey, signedIn } from './client.ts';
+import { payInvoice } from '../helpers/payer.ts';
 
 const t = useTestServer();
 let a: { accountId: string; test: string; live: string };

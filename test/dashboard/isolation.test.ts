@@ -38,7 +38,7 @@ beforeAll(async () => {
 
 describe("one account's dashboard, from everywhere else", () => {
   it('when the dashboard is followed link by link, then every section and record page of the account is found', () => {
-    const sections = ['payments', 'checkout-sessions', 'payment-links', 'customers', 'invoices', 'events', 'webhooks', 'api-keys', 'settings', 'users'];
+    const sections = ['payments', 'checkout-sessions', 'payment-links', 'customers', 'invoices', 'events', 'webhooks', 'api-keys', 'settings', 'security', 'team'];
     for (const s of sections) expect([...pages.keys()], s).toContain(`/dashboard/${s}`);
     const records = new Set([...pages.keys()].map((p) => ID.exec(p)?.[0].split('_')[0]).filter(Boolean));
     for (const prefix of ['pay', 'cs', 'pl', 'cus', 'in', 'evt', 'we', 'key']) expect([...records], prefix).toContain(prefix);

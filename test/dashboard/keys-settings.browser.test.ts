@@ -1,15 +1,16 @@
 import { mkdir } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession, teaRoomOrder } from '../checkout/helpers.ts';
 import { DESKTOP, launchBrowser, PHONE, withPage } from '../helpers/browser.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { sleep } from '../helpers/wait.ts';
+import { eventually } from '../helpers/wait.ts';
 import { cspViolations, signInBrowser, SHOTS } from './client.ts';
+import { createSession, teaRoomOrder } from '../helpers/factories.ts';
 
 // The API keys and Settings sections in Chromium, as a merchant uses them: create a key (shown
 // once, with a Copy button), roll it, revoke it, and see the API refuse the old keys; set the
-// business name, colour and logo, and see them on a hosted checkout page.
+// business name, colour and logo (in live mode: test mode shows them read-only), and see them on a
+// hosted checkout page.
 
 const LOGO = 'https://cdn.tea.example/brand/logo.svg';
 const SVG = `<svg xmlns="http://www.w3.org/2000/svg" width="120" height="40" viewBox="0 0 120 40"><rect width="120" height="40" rx="8" fill="#0b6b3a"/><text x="60" y="26" font-family="sans-serif" font-size="16" fill="#fff" text-anchor="middle">TEA&amp;CO</text></svg>`;
@@ -35,11 +36,9 @@ const apiStatus = async (key: string) => (await fetch(`${t.url}/v1/account`, { h
 
 /** Polls the API every 100 ms until it refuses the key; fails after 5 s. */
 async function refusedWithin5s(key: string): Promise<void> {
-  const end = Date.now() + 5_000;
-  while ((await apiStatus(key)) !== 401) {
-    if (Date.now() > end) throw new Error('the API still accepts the key after 5 s');
-    await sleep(100);
-  }
+  await eventually(async () => (await apiStatus(key)) === 401, 5_000, 100).catch(() => {
+    throw new Error('the API still accepts the key after 5 s');
+  });
 }
 
 const noWiderThanPhone = async (page: Page) => expect(await page.evaluate<number>('document.documentElement.scrollWidth')).toBeLessThanOrEqual(PHONE.width);
@@ -133,7 +132,14 @@ describe('Settings in Chromium', () => {
         const violations = cspViolations(page);
         await serveLogo(page);
         await signInBrowser(page, t, accountId, 'owner@tearoom.example');
+        // Test data (where a user starts): the settings read-only, and the way to live mode (issue 21).
         await page.goto(`${t.url}/dashboard/settings`);
+        await page.getByText('so they can be changed in live mode only').waitFor();
+        expect(await page.getByLabel('Business name').count()).toBe(0);
+        if (viewport === PHONE) await noWiderThanPhone(page);
+        await page.screenshot({ path: `${SHOTS}/settings-test-mode-${label}.png`, fullPage: true });
+        await page.getByRole('button', { name: 'Switch to live data to change them' }).click();
+        await page.getByLabel('Business name').waitFor();
         await page.getByLabel('Business name').fill(`Tea & Co ${label}`);
         await page.getByLabel('Support email').fill('help@tea.example');
         await page.getByLabel('No brand colour: use the default').setChecked(false);

@@ -2,11 +2,11 @@ import { toString as qrSvg } from 'qrcode';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { linkCountersWorker } from '../../workers/link-counters.ts';
 import { eventsFor } from '../helpers/events.ts';
-import { pathOf, Payer } from '../helpers/payer.ts';
+import { pathOf, Payer, payThroughLink } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
-import { createLink, payThroughLink } from '../payment-links/helpers.ts';
 import { DashClient, formKey, signedIn } from './client.ts';
+import { createLink } from '../helpers/factories.ts';
 
 const t = useTestServer({ workers: [linkCountersWorker] });
 let a: { accountId: string; test: string; live: string };

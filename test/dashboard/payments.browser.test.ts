@@ -1,13 +1,13 @@
 import { mkdir } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession } from '../checkout/helpers.ts';
-import { disputed } from '../disputes/helpers.ts';
 import { DESKTOP, launchBrowser, PHONE, withPage } from '../helpers/browser.ts';
 import { Payer } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
 import { cspViolations, signInBrowser, SHOTS } from './client.ts';
+import { createSession, disputed } from '../helpers/factories.ts';
+import { CARDS } from '../helpers/cards.ts';
 
 // Workers: the refund settles through its job, and the dispute is learnt of through the disputes job.
 const t = useTestServer({ workers: true });
@@ -23,9 +23,9 @@ beforeAll(async () => {
   await t.sql`update accounts set business_name = 'The Tea Room' where id = ${account.accountId}`;
   const cus = await t.request('POST', '/v1/customers', { key: account.test, body: { email: 'ada@example.com', first_name: 'Ada', last_name: 'Lovelace' } });
   for (const [amount, card, description] of [
-    [1250, '4242 4242 4242 4242', 'Loose-leaf green tea, 100 g'],
-    [3000, '4000 0000 0000 0002', 'Gift box'],
-    [4900, '4242 4242 4242 4242', 'Ceramic teapot and two cups'],
+    [1250, CARDS.visa, 'Loose-leaf green tea, 100 g'],
+    [3000, CARDS.declined, 'Gift box'],
+    [4900, CARDS.visa, 'Ceramic teapot and two cups'],
   ] as const) {
     const cs = await createSession(t, account.test, { amount, description, customer_id: cus.body.id });
     await new Payer(t).pay(cs.id, { card_number: card });
@@ -86,10 +86,11 @@ describe('payments in Chromium', () => {
       const [row] = await t.sql`select amount_cents, reason from refunds where payment_id = ${teaPot}`;
       expect(row).toEqual({ amount_cents: 1250, reason: 'duplicate' });
 
-      // The refunds job settles it; a reload shows it.
+      // The refunds job settles it; a reload shows it (the page reads the payment, then its refunds:
+      // a settling committed between the two reads shows on the next reload).
       await eventually(async () => {
         await page.reload();
-        return (await refunds.innerText()).includes('SUCCEEDED');
+        return (await refunds.innerText()).includes('SUCCEEDED') && (await page.locator('.pay-badges').first().innerText()).includes('PARTLY REFUNDED');
       }, 15_000, 250);
       expect(await page.getByRole('status').first().innerText()).toBe('Refund made: the card processor has confirmed it.');
       expect(await page.locator('.pay-badges').first().innerText()).toContain('PARTLY REFUNDED');

@@ -2,16 +2,13 @@ import pino from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { EVIDENCE_FIELDS } from '../../src/disputes/schema.ts';
 import { newId } from '../../src/lib/ids.ts';
-import { createSession } from '../checkout/helpers.ts';
-import { disputed } from '../disputes/helpers.ts';
 import { eventsFor } from '../helpers/events.ts';
-import { Payer } from '../helpers/payer.ts';
+import { Payer, payInvoice, payThroughLink } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
-import { payInvoice, sentInvoice } from '../invoices/page-helpers.ts';
-import { createLink, payThroughLink } from '../payment-links/helpers.ts';
-import { paidPayment, REFUNDS_FAIL_CARD } from '../refunds/helpers.ts';
 import { DashClient, formKey, signedIn, type Answer } from './client.ts';
+import { CARDS } from '../helpers/cards.ts';
+import { createLink, createSession, disputed, paidPayment, sentInvoice } from '../helpers/factories.ts';
 
 // Workers: refunds settle through their job, and disputes are learnt of through theirs.
 // The service's error lines, kept to explain an unexpected answer in an assertion's message.
@@ -51,14 +48,14 @@ beforeAll(async () => {
   b = await t.account();
   const cus = await t.request('POST', '/v1/customers', { key: a.test, body: { email: 'ada@example.com', first_name: 'Ada' } });
   customerId = cus.body.id;
-  const pay = async (key: string, body: Record<string, unknown>, card = '4242 4242 4242 4242') => {
+  const pay = async (key: string, body: Record<string, unknown>, card: string = CARDS.visa) => {
     const cs = await createSession(t, key, body);
     await new Payer(t).pay(cs.id, { card_number: card });
     const [row] = await t.sql`select id from payments where checkout_session_id = ${cs.id}`;
     return row!.id as string;
   };
   withCustomer = await pay(a.test, { amount: 1999, customer_id: customerId, description: 'Green tea, 100 g' });
-  failed = await pay(a.test, { amount: 700 }, '4000 0000 0000 0002');
+  failed = await pay(a.test, { amount: 700 }, CARDS.declined);
   plain = await pay(a.test, { amount: 500 });
   otherAccount = await pay(b.test, { amount: 12345, currency: 'eur' });
   await t.sql`insert into payments (id, account_id, livemode, status, amount_cents, currency, succeeded_at, description)
@@ -251,7 +248,7 @@ describe('refunds from the page of a payment', () => {
   });
 
   it('when the processor refuses a refund, then the page says so with its reason and the whole amount can be refunded again', async () => {
-    const { paymentId } = await paidPayment(t, a.test, { amount: 1999, card: REFUNDS_FAIL_CARD });
+    const { paymentId } = await paidPayment(t, a.test, { amount: 1999, card: CARDS.refundFails });
     const res = await c.post(`${P(paymentId)}/refunds`, { amount: '' });
     expect(res.status).toBe(303);
     await eventually(async () => (await refundRows(paymentId))[0]?.status === 'FAILED', 15_000);

@@ -2,13 +2,13 @@ import { mkdir } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { linkCountersWorker } from '../../workers/link-counters.ts';
-import { createSession, teaRoomOrder } from '../checkout/helpers.ts';
 import { DESKTOP, launchBrowser, PHONE, withPage } from '../helpers/browser.ts';
-import { pathOf, Payer } from '../helpers/payer.ts';
+import { pathOf, Payer, payThroughLink } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
-import { createLink, payThroughLink } from '../payment-links/helpers.ts';
 import { cspViolations, signInBrowser, SHOTS } from './client.ts';
+import { createLink, createSession, teaRoomOrder } from '../helpers/factories.ts';
+import { CARDS } from '../helpers/cards.ts';
 
 const t = useTestServer({ workers: [linkCountersWorker] });
 let browser: Browser;
@@ -29,7 +29,7 @@ beforeAll(async () => {
   const paid = await createSession(t, acct.test, { ...teaRoomOrder('https://tearoom.example'), customer_email: 'ada@example.com' });
   await new Payer(t).pay(paid.id);
   const declined = await createSession(t, acct.test, { amount: 1250, customer_email: 'grace@example.com' });
-  await new Payer(t).pay(declined.id, { card_number: '4000 0000 0000 0002' });
+  await new Payer(t).pay(declined.id, { card_number: CARDS.declined });
   browser = await launchBrowser();
   await mkdir(SHOTS, { recursive: true });
 });

@@ -1,16 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { brandCssHash, PAGE_CSS_HASH } from '../../src/pages/layout.ts';
-import { createSession } from '../checkout/helpers.ts';
 import { Payer, pathOf, type PageAnswer } from '../helpers/payer.ts';
 import { runScript } from '../helpers/process.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { StripeStandIn, stripeEnv } from '../helpers/stripe/api.ts';
-import { sentInvoice } from '../invoices/page-helpers.ts';
-import { createLink } from '../payment-links/helpers.ts';
 import { DashClient, formKey, signedIn } from './client.ts';
+import { createLink, createSession, sentInvoice } from '../helpers/factories.ts';
 
 // The Settings section (/dashboard/settings): the account's name, support email, brand colour and
-// logo, saved through PATCH /v1/account's schema and function, and then seen by payers on every
+// logo, saved in live mode only (issue 21) through PATCH /v1/account's schema and function, and then seen by payers on every
 // hosted page (checkout, link, invoice, the Payment Element page) and in emails. Live mode runs on
 // the Stripe stand-in, so a live session shows the Payment Element page. Also: the invitation
 // email of the Users page.
@@ -27,6 +25,14 @@ const t = useTestServer(() => ({ env: stripeEnv(api) }));
 const PATH = '/dashboard/settings';
 const LOGO = 'https://cdn.tea.example/brand/logo.png?v=3';
 const GOOD = { business_name: 'Tea & Co', support_email: 'Help@Tea.Example', brand_color: '#ffd400', logo_url: LOGO };
+
+/** A signed-in user viewing live data: the settings are changed there only. */
+async function signedInLive(accountId: string, email: string): Promise<DashClient> {
+  const c = await signedIn(t, accountId, email);
+  const switched = await c.post('/dashboard/mode', { mode: 'live', back: PATH });
+  if (switched.status !== 303) throw new Error(`mode: ${switched.status}`);
+  return c;
+}
 
 const settings = async (accountId: string) =>
   (await t.sql`select business_name, support_email, brand_color, logo_url from accounts where id = ${accountId}`)[0]!;
@@ -57,10 +63,10 @@ function expectBranded(page: PageAnswer, what: string) {
 }
 
 describe('the Settings page', () => {
-  it('when opened, then it shows the saved settings, says they are shared by test and live and where payers see them, and previews them', async () => {
+  it('when opened in live mode, then it shows the saved settings, says they are shared by test and live and where payers see them, and previews them', async () => {
     const a = await t.account();
-    await t.request('PATCH', '/v1/account', { key: a.test, body: GOOD });
-    const c = await signedIn(t, a.accountId, 'owner@settings.example');
+    await t.request('PATCH', '/v1/account', { key: a.live, body: GOOD });
+    const c = await signedInLive(a.accountId, 'owner@settings.example');
     const res = await c.get(PATH);
     expect(res.status).toBe(200);
     expect(res.html).toContain('shared by <strong>test and live</strong>');
@@ -80,7 +86,7 @@ describe('the Settings page', () => {
 
   it('when the form is saved, then GET /v1/account answers the settings in both modes, every hosted page shows them, and emptied fields clear them', async () => {
     const a = await t.account();
-    const c = await signedIn(t, a.accountId, 'owner@save.example');
+    const c = await signedInLive(a.accountId, 'owner@save.example');
     await c.get(PATH);
     const saved = await c.post(PATH, GOOD);
     expect(saved.status).toBe(303);
@@ -129,9 +135,9 @@ describe('the Settings page', () => {
 
   it('when a value is not one the API takes, then the page names the problem beside that field (400) and nothing changes', async () => {
     const a = await t.account();
-    await t.request('PATCH', '/v1/account', { key: a.test, body: GOOD });
+    await t.request('PATCH', '/v1/account', { key: a.live, body: GOOD });
     const before = await settings(a.accountId);
-    const c = await signedIn(t, a.accountId, 'owner@bad.example');
+    const c = await signedInLive(a.accountId, 'owner@bad.example');
     const cases: Array<[Record<string, string>, string, RegExp]> = [
       [{ brand_color: 'red' }, 'brand_color', /must be a colour as #rrggbb/],
       [{ brand_color: '#12345' }, 'brand_color', /must be a colour as #rrggbb/],
@@ -156,15 +162,39 @@ describe('the Settings page', () => {
 
   it('when the same form is submitted twice, then it is applied once (the second answer goes where the first did)', async () => {
     const a = await t.account();
-    const c = await signedIn(t, a.accountId, 'owner@twice.example');
+    const c = await signedInLive(a.accountId, 'owner@twice.example');
     await c.get(PATH);
-    const form = { _csrf: c.token, form_mode: 'test', idempotency_key: formKey(), ...GOOD };
+    const form = { _csrf: c.token, form_mode: 'live', idempotency_key: formKey(), ...GOOD };
     expect((await c.send('POST', PATH, form)).status).toBe(303);
     await t.sql`update accounts set business_name = 'Renamed meanwhile' where id = ${a.accountId}`;
     const again = await c.send('POST', PATH, form);
     expect(again.status).toBe(303);
     expect(again.location).toBe(`${PATH}?done=saved`);
     expect((await settings(a.accountId)).business_name).toBe('Renamed meanwhile');
+  });
+
+  it('when opened in test mode, then the settings show without a form, with a way to live mode, and a test-mode post is refused (403) with nothing changed', async () => {
+    const a = await t.account();
+    await t.request('PATCH', '/v1/account', { key: a.live, body: GOOD });
+    const before = await settings(a.accountId);
+    const c = await signedIn(t, a.accountId, 'owner@test-mode.example');
+    const page = await c.get(PATH);
+    expect(page.status).toBe(200);
+    expect(page.html).not.toContain(`<form method="post" action="${PATH}"`);
+    expect(page.html).not.toContain('name="business_name"');
+    expect(page.html).toContain('These settings change what your <strong>live</strong> customers see, so they can be changed in live mode only.');
+    expect(page.html).toContain('<dt>Business name</dt><dd>Tea &amp; Co</dd>');
+    expect(page.html).toContain('<dt>Support email</dt><dd>help@tea.example</dd>');
+    expect(page.html).toMatch(/<input type="hidden" name="mode" value="live"><input type="hidden" name="back" value="\/dashboard\/settings">\s*<button type="submit" class="primary">Switch to live data to change them<\/button>/);
+    // A form forged (or kept from live mode) and posted in test mode is refused by the server.
+    const refused = await c.send('POST', PATH, { _csrf: c.token, form_mode: 'test', idempotency_key: formKey(), business_name: 'Evil Corp', support_email: 'replies@attacker.example' });
+    expect(refused.status).toBe(403);
+    expect(refused.html).toContain('need a live key (sk_live_…) or the dashboard in live mode');
+    expect(await settings(a.accountId)).toEqual(before);
+    // The switch goes to live mode, on this page, with the form.
+    const switched = await c.post('/dashboard/mode', { mode: 'live', back: PATH });
+    expect(switched.location).toBe(PATH);
+    expect((await c.get(PATH)).html).toContain(`<form method="post" action="${PATH}"`);
   });
 
   it('when there is no session, the CSRF token is wrong, or the mode changed since the form was opened, then nothing changes (303, 403, 409)', async () => {
@@ -191,15 +221,17 @@ describe('the Settings page', () => {
 });
 
 describe('the invitation email', () => {
-  it('when a user invites someone, then an invitation email with the one-time link is queued in the inviter\'s account and mode, the page says so and shows the link once', async () => {
+  it('when a user invites someone, then an invitation email with the one-time link is queued in the inviter\'s account and mode, and the inviter never sees the link', async () => {
     const a = await t.account();
-    await t.request('PATCH', '/v1/account', { key: a.test, body: GOOD });
+    await t.request('PATCH', '/v1/account', { key: a.live, body: GOOD });
     const c = await signedIn(t, a.accountId, 'inviter@tea.example');
-    await c.get('/dashboard/users');
-    const res = await c.post('/dashboard/users', { email: 'Partner@Tea.Example' });
-    expect(res.status).toBe(200);
-    expect(res.html).toContain('An email with a one-time link to choose a password is on its way to <strong>Partner@Tea.Example</strong>.');
-    const link = /data-invite-link>([^<]+)</.exec(res.html)![1]!;
+    await c.get('/dashboard/team');
+    const res = await c.post('/dashboard/team/invitations', { email: 'Partner@Tea.Example', role: 'support' });
+    expect(res.status).toBe(303);
+    const shown = await c.get(res.location!);
+    expect(shown.html).toContain('Invitation made.');
+    expect(shown.html).not.toContain('set-password?token=');
+    const link = /(http:\S+set-password\?token=[A-Za-z0-9_-]{43})/.exec((await t.sql`select text_body from emails where account_id = ${a.accountId}`)[0]!.text_body)![1]!;
     expect(link).toMatch(new RegExp(`^${t.url}/dashboard/set-password\\?token=[A-Za-z0-9_-]{43}$`));
     const [user] = await t.sql<{ id: string }[]>`select id from dashboard_users where account_id = ${a.accountId} and email = 'Partner@Tea.Example'`;
     const emails = await t.sql`select * from emails where account_id = ${a.accountId} and template = 'invitation'`;
@@ -211,8 +243,7 @@ describe('the invitation email', () => {
     expect(mail.text_body).toContain('inviter@tea.example invited you');
     expect(mail.html_body).toContain(`href="${link}"`);
     expect(mail.html_body).toContain('background:#ffd400;color:#000000');
-    // The link is shown once: the list afterwards does not hold it.
-    expect((await c.get('/dashboard/users')).html).not.toContain(link);
+    expect((await c.get('/dashboard/team')).html).not.toContain(link);
     // The API, whose keys are not dashboard users, never shows the link.
     const listed = await t.request('GET', '/v1/emails?template=invitation', { key: a.test });
     expect(listed.status).toBe(200);
@@ -227,25 +258,25 @@ describe('the invitation email', () => {
   it('when the inviter views live data, then the invitation email is a live-mode row; a refused invitation queues none', async () => {
     const a = await t.account();
     const c = await signedIn(t, a.accountId, 'inviter@live.example');
-    await c.post('/dashboard/mode', { mode: 'live', back: '/dashboard/users' });
-    await c.get('/dashboard/users');
-    expect((await c.post('/dashboard/users', { email: 'second@live.example' })).status).toBe(200);
+    await c.post('/dashboard/mode', { mode: 'live', back: '/dashboard/team' });
+    await c.get('/dashboard/team');
+    expect((await c.post('/dashboard/team/invitations', { email: 'second@live.example', role: 'analyst' })).status).toBe(303);
     expect(await t.sql`select livemode from emails where account_id = ${a.accountId} and template = 'invitation'`).toEqual([{ livemode: true }]);
-    await c.get('/dashboard/users');
-    expect((await c.post('/dashboard/users', { email: 'SECOND@live.example' })).status).toBe(400);
-    expect((await c.post('/dashboard/users', { email: 'not an email' })).status).toBe(400);
+    await c.get('/dashboard/team');
+    expect((await c.post('/dashboard/team/invitations', { email: 'SECOND@live.example', role: 'analyst' })).status).toBe(400);
+    expect((await c.post('/dashboard/team/invitations', { email: 'not an email', role: 'analyst' })).status).toBe(400);
     expect(await t.sql`select to_address from emails where account_id = ${a.accountId} and template = 'invitation'`).toEqual([{ to_address: 'second@live.example' }]);
   });
 
   it('when the same invitation form is submitted twice, then one user, one link and one email', async () => {
     const a = await t.account();
     const c = await signedIn(t, a.accountId, 'inviter@twice.example');
-    await c.get('/dashboard/users');
-    const form = { _csrf: c.token, form_mode: 'test', idempotency_key: formKey(), email: 'once@twice.example' };
-    expect((await c.send('POST', '/dashboard/users', form)).status).toBe(200);
-    const again = await c.send('POST', '/dashboard/users', form);
+    await c.get('/dashboard/team');
+    const form = { _csrf: c.token, form_mode: 'test', idempotency_key: formKey(), email: 'once@twice.example', role: 'developer' };
+    expect((await c.send('POST', '/dashboard/team/invitations', form)).status).toBe(303);
+    const again = await c.send('POST', '/dashboard/team/invitations', form);
     expect(again.status).toBe(303);
-    expect(again.location).toBe('/dashboard/users');
+    expect(again.location).toBe('/dashboard/team?done=invited_logged');
     expect(await t.sql`select count(*)::int as n from emails where account_id = ${a.accountId} and template = 'invitation'`).toEqual([{ n: 1 }]);
     expect(await t.sql`select count(*)::int as n from dashboard_password_tokens t join dashboard_users u on u.id = t.user_id where u.email = 'once@twice.example'`).toEqual([{ n: 1 }]);
   });
@@ -267,10 +298,10 @@ describe('hosted pages of an account while live payments are off', () => {
   const off = useTestServer();
   it('when a live checkout is opened without live keys, then the "live payments off" page shows the name, logo and colour', async () => {
     const a = await off.account();
-    await off.request('PATCH', '/v1/account', { key: a.test, body: GOOD });
+    await off.request('PATCH', '/v1/account', { key: a.live, body: GOOD });
     const cs = await off.request('POST', '/v1/checkout/sessions', { key: a.live, body: { amount: 1999, currency: 'usd', success_url: 'https://merchant.example/ok' } });
     const page = await new Payer(off).get(`/checkout/${cs.body.id}`);
-    expect(page.status).toBe(503);
+    expect(page.status).toBe(200);
     expect(page.html).toContain('cannot take live payments');
     expectBranded(page, 'live payments off');
   });

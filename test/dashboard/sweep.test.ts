@@ -37,8 +37,8 @@ describe('the hourly clean-up of dashboard sessions and links', () => {
     expect(((await runJob('dashboard-sessions-cleanup')) as { removed: number }).removed).toBe(0);
   });
 
-  it('when the worker starts, then the clean-up is scheduled beside the idempotency clean-up', () => {
+  it('when the worker starts, then the clean-up is scheduled beside the retention job', () => {
     const ids = maintenanceWorker.schedules!(t.s).map((sch) => sch.id);
-    expect(ids).toEqual(['idempotency-cleanup', 'dashboard-sessions-cleanup', 'portal-sessions-cleanup']);
+    expect(ids).toEqual(['retention', 'dashboard-sessions-cleanup', 'portal-sessions-cleanup']);
   });
 });

@@ -4,18 +4,18 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DESKTOP, launchBrowser, PHONE, withPage } from '../helpers/browser.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
-import { createEndpoint, emit } from '../webhooks/helpers.ts';
-import { startReceiver, verifyWithStripe, type Receiver } from '../webhooks/receiver.ts';
 import { cspViolations, signInBrowser, SHOTS } from './client.ts';
+import { emit } from '../helpers/events.ts';
+import { createEndpoint } from '../helpers/factories.ts';
+import { useReceiver, verifyWithStripe } from '../helpers/receiver.ts';
 
 const t = useTestServer({ workers: true, env: { WEBHOOK_ALLOW_INSECURE_TARGETS: 'true', WEBHOOK_BACKOFF_BASE_MS: '20' } });
 let browser: Browser;
-let rx: Receiver;
+const rx = useReceiver((_n, r) => (r.path.startsWith('/down') && !healed.has(r.path) ? 500 : 200));
 let account: { accountId: string; test: string; live: string };
 const healed = new Set<string>();
 
 beforeAll(async () => {
-  rx = await startReceiver((_n, r) => (r.path.startsWith('/down') && !healed.has(r.path) ? 500 : 200));
   account = await t.account();
   await t.sql`update accounts set business_name = 'The Tea Room' where id = ${account.accountId}`;
   browser = await launchBrowser();
@@ -23,7 +23,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   await browser?.close();
-  await rx.close();
 });
 
 const shot = (page: Page, what: string, device: 'desktop' | 'phone') => page.screenshot({ path: `${SHOTS}/webhooks-${what}-${device}.png`, fullPage: true });
@@ -52,13 +51,16 @@ describe('webhooks in Chromium', () => {
       await page.getByLabel('Description').fill('Order fulfilment');
       await page.getByLabel('payment.succeeded').check();
       await page.getByLabel('refund.updated').check();
+      await page.getByLabel('Rate limit (deliveries per second)').fill('10');
+      await page.getByLabel(/^Ordered/).check();
       await shot(page, 'form', 'desktop');
       await page.getByRole('button', { name: 'Add endpoint' }).click();
 
       expect(await heading(page)).toBe('Endpoint added');
       const shown = await page.locator('code[data-secret]').innerText();
-      const [row] = await t.sql<{ id: string; secret: string }[]>`select id, secret from webhook_endpoints where account_id = ${account.accountId}`;
+      const [row] = await t.sql<{ id: string; secret: string; rate_limit: number; ordered: boolean }[]>`select id, secret, rate_limit, ordered from webhook_endpoints where account_id = ${account.accountId}`;
       expect(shown).toBe(row!.secret);
+      expect(row).toMatchObject({ rate_limit: 10, ordered: true });
       // Copy with the keyboard: the button has the focus, Enter presses it.
       const copy = page.getByRole('button', { name: 'Copy the signing secret' });
       await copy.focus();

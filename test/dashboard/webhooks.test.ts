@@ -1,9 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestServer, type TestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
-import { createEndpoint, emit } from '../webhooks/helpers.ts';
-import { startReceiver, verifyWithStripe, type Receiver } from '../webhooks/receiver.ts';
 import { DashClient, formKey, signedIn } from './client.ts';
+import { emit } from '../helpers/events.ts';
+import { createEndpoint } from '../helpers/factories.ts';
+import { useReceiver, verifyWithStripe } from '../helpers/receiver.ts';
 
 // The Webhooks section: every action through the webhooks services of /v1/webhook-endpoints.
 const t = useTestServer({ workers: true, env: { WEBHOOK_ALLOW_INSECURE_TARGETS: 'true', WEBHOOK_BACKOFF_BASE_MS: '20' } });
@@ -11,17 +12,13 @@ type Account = { accountId: string; test: string; live: string };
 let a: Account;
 let b: Account;
 let c: DashClient;
-let rx: Receiver;
+const rx = useReceiver((_n, r) => (r.path.startsWith('/down') && !healed.has(r.path) ? 500 : 200));
 const healed = new Set<string>();
 
 beforeAll(async () => {
-  rx = await startReceiver((_n, r) => (r.path.startsWith('/down') && !healed.has(r.path) ? 500 : 200));
   a = await t.account();
   b = await t.account();
   c = await signedIn(t, a.accountId, 'owner@webhooks.example');
-});
-afterAll(async () => {
-  await rx.close();
 });
 
 const forPath = (path: string) => (r: { path: string }) => r.path === path;

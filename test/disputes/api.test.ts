@@ -4,6 +4,7 @@ import { watchJobs } from '../helpers/jobs.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
 import { disputed, pay } from './helpers.ts';
+import { CARDS } from '../helpers/cards.ts';
 
 const t = useTestServer({ workers: true, env: { RECONCILE_INTERVAL_MS: '1000' } });
 let key: string;
@@ -44,7 +45,7 @@ describe('a dispute appears', () => {
   });
 
   it('when a payment is made with an ordinary card, then no dispute appears and the payment is not disputed', async () => {
-    const paymentId = await pay(t, key, '4242 4242 4242 4242');
+    const paymentId = await pay(t, key, CARDS.visa);
     const other = await disputed(t, key); // learnt by the same syncs, after the ordinary payment
     expect(other.paymentId).not.toBe(paymentId);
     const [row] = await t.sql`select count(*)::int as n from disputes where payment_id = ${paymentId}`;

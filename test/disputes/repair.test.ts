@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { eventsFor } from '../helpers/events.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
-import { DISPUTED_CARD, disputeOf, disputed, pay } from './helpers.ts';
+import { disputeOf, disputed, pay } from './helpers.ts';
+import { CARDS } from '../helpers/cards.ts';
 
 // The jobs only make things come sooner: the reconcile pass (every second here) finds new disputes,
 // decisions and actions left pending from Postgres and the processor alone.
@@ -19,7 +20,7 @@ async function loseJob(jobId: string) {
 describe('repair', () => {
   it('when the sync job after a 0259 payment is lost, then the reconcile pass records the dispute anyway', async () => {
     const { test: key } = await t.account();
-    const paymentId = await pay(t, key, DISPUTED_CARD);
+    const paymentId = await pay(t, key, CARDS.disputed);
     await loseJob(`sync-${paymentId}`);
     const dispute = await disputeOf(t, key, paymentId);
     expect(dispute.status).toBe('NEEDS_RESPONSE');
@@ -30,7 +31,7 @@ describe('repair', () => {
 
   it("when the Redis keys of the service's prefix are deleted, then disputes are still recorded and decided", async () => {
     const { test: key } = await t.account();
-    const paymentId = await pay(t, key, DISPUTED_CARD);
+    const paymentId = await pay(t, key, CARDS.disputed);
     const keys = await t.s.redis.keys(`${t.s.config.redisPrefix}:disputes:*`);
     expect(keys.length).toBeGreaterThan(0);
     await t.s.redis.del(...keys);

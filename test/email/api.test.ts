@@ -5,13 +5,13 @@ import { withTx } from '../../src/db/tx.ts';
 import { queueEmail } from '../../src/email/outbox.ts';
 import { receiptEmail } from '../../src/email/templates.ts';
 import { emailWorker } from '../../workers/email.ts';
-import { createSession } from '../checkout/helpers.ts';
 import { Payer } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
+import { createSession } from '../helpers/factories.ts';
 
 // No SMTP_URL: the service works out of the box. Emails are kept, printed to the log and listed at
-// GET /v1/emails, each SENT with transport "log".
+// GET /v1/emails, each LOGGED (stored SENT with transport "log"): nobody received it (issue 22, point 5).
 
 const lines: Array<Record<string, unknown>> = [];
 const sink = new Writable({
@@ -38,13 +38,13 @@ async function payAndReceipt(key: string, email: string) {
   const paymentId = (await get(`/v1/checkout/sessions/${cs.id}`, key)).body.payment_id as string;
   const email_ = await eventually(async () => {
     const list = (await get(`/v1/emails?related_object=${paymentId}`, key)).body;
-    return list.data[0]?.status === 'SENT' ? list.data[0] : null;
+    return list.data[0]?.status === 'LOGGED' ? list.data[0] : null;
   });
   return { paymentId, email: email_ };
 }
 
 describe('without SMTP_URL', () => {
-  it('when a payment succeeds, then its receipt is SENT through the log: the log line has it, and GET /v1/emails shows the whole email', async () => {
+  it('when a payment succeeds, then its receipt goes through the log and is LOGGED, not SENT: the log line has it, and GET /v1/emails shows the whole email', async () => {
     const { paymentId, email } = await payAndReceipt(a.test, 'Reader@Example.com');
     expect(email).toEqual({
       id: expect.stringMatching(/^em_/),
@@ -55,7 +55,7 @@ describe('without SMTP_URL', () => {
       subject: 'Receipt from Tea Room',
       text: expect.stringContaining('$15.00'),
       html: expect.stringContaining('<!doctype html>'),
-      status: 'SENT',
+      status: 'LOGGED',
       attempts: 1,
       last_error: null,
       transport: 'log',
@@ -86,7 +86,9 @@ describe('without SMTP_URL', () => {
     expect(page2.has_more).toBe(false);
     const back = (await get(`/v1/emails?limit=2&ending_before=${ids[2]}`, b.test)).body;
     expect(back.data.map((e: { id: string }) => e.id)).toEqual(ids.slice(0, 2));
-    expect((await get('/v1/emails?status=SENT&template=receipt&limit=1', b.test)).body.data.map((e: { id: string }) => e.id)).toEqual([ids[0]]);
+    expect((await get('/v1/emails?status=LOGGED&template=receipt&limit=1', b.test)).body.data.map((e: { id: string }) => e.id)).toEqual([ids[0]]);
+    // Nothing was sent to a mail server: SENT lists none of them.
+    expect((await get('/v1/emails?status=SENT', b.test)).body.data).toEqual([]);
     expect((await get('/v1/emails?status=FAILED', b.test)).body.data).toEqual([]);
     expect((await get('/v1/emails?template=invoice', b.test)).body.data).toEqual([]);
   });
@@ -126,12 +128,12 @@ describe('without SMTP_URL', () => {
       paidAt: new Date(), card: null, receiptUrl: 'http://x/r', invoiceNumber: null,
     });
     const mail = { to: 'dup@example.com', template: 'receipt' as const, render, dedupeKey: 'test:dup' };
-    const first = await withTx(t.s, t.s.log, (tx) => queueEmail(tx, o, mail));
-    const second = await withTx(t.s, t.s.log, (tx) => queueEmail(tx, o, mail));
+    const first = await withTx(t.s, t.s.log, (tx) => queueEmail(tx, t.s, o, mail));
+    const second = await withTx(t.s, t.s.log, (tx) => queueEmail(tx, t.s, o, mail));
     expect(first?.id).toMatch(/^em_/);
     expect(second).toBeNull();
     // The same key in the other mode is another email.
-    expect(await withTx(t.s, t.s.log, (tx) => queueEmail(tx, { ...o, livemode: true }, mail))).not.toBeNull();
+    expect(await withTx(t.s, t.s.log, (tx) => queueEmail(tx, t.s, { ...o, livemode: true }, mail))).not.toBeNull();
     expect(await t.sql`select count(*)::int as n from emails where dedupe_key = 'test:dup'`).toEqual([{ n: 2 }]);
   });
 });

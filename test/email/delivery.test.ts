@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { withTx } from '../../src/db/tx.ts';
 import { queueEmail } from '../../src/email/outbox.ts';
 import { reconcileEmails } from '../../src/email/send.ts';
@@ -7,20 +7,14 @@ import { invoiceEmail } from '../../src/email/templates.ts';
 import { createMailer, isPermanentSendError } from '../../src/email/transport.ts';
 import { emailWorker } from '../../workers/email.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
+import { useSmtp } from '../helpers/smtp.ts';
 import { eventually } from '../helpers/wait.ts';
 
 // A mail server that refuses messages: each attempt is recorded on the row, BullMQ retries with
 // the exponential backoff, and the email is SENT once the server accepts, or FAILED after
 // EMAIL_MAX_ATTEMPTS (at once for a 5xx refusal).
 
-let smtp: TestSmtp;
-beforeAll(async () => {
-  smtp = await startSmtp();
-});
-afterAll(async () => {
-  await smtp.close();
-});
+const smtp = useSmtp();
 const t = useTestServer(() => ({
   workers: [emailWorker],
   env: { SMTP_URL: smtp.url, EMAIL_MAX_ATTEMPTS: '4', EMAIL_BACKOFF_BASE_MS: '150' },
@@ -33,7 +27,7 @@ beforeAll(async () => {
 
 async function queue(to: string) {
   const row = await withTx(t.s, t.s.log, (tx) =>
-    queueEmail(tx, owner, {
+    queueEmail(tx, t.s, owner, {
       to,
       template: 'invoice',
       relatedObject: 'in_test',
@@ -124,7 +118,7 @@ describe('an invitation email', () => {
   const TOKEN = 'Ab1_-'.repeat(8) + 'xyz';
   const queueInvitation = (to: string) =>
     withTx(t.s, t.s.log, (tx) =>
-      queueEmail(tx, owner, {
+      queueEmail(tx, t.s, owner, {
         to,
         template: 'invitation',
         render: (m) => invitationEmail({ merchantName: m.name, inviterEmail: 'owner@tea.example', url: `${t.url}/dashboard/set-password?token=${TOKEN}`, expiresAt: new Date() }),

@@ -22,7 +22,7 @@ async function logged(nodeEnv: string): Promise<string> {
     html: '<p>…</p>',
     emailId: 'em_1',
   });
-  await new Promise((r) => setTimeout(r, 10));
+  await new Promise((r) => setTimeout(r, 10)); // the log stream's write is asynchronous: one turn of the timers flushes it
   return out;
 }
 

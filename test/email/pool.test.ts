@@ -22,7 +22,7 @@ const t = useTestServer(() => ({ workers: [emailWorker], env: { SMTP_URL: smtp.u
 async function queue(to: string): Promise<string> {
   const owner = { accountId: (await t.account()).accountId, livemode: false };
   const row = await withTx(t.s, t.s.log, (tx) =>
-    queueEmail(tx, owner, {
+    queueEmail(tx, t.s, owner, {
       to,
       template: 'receipt',
       render: (m) =>

@@ -1,26 +1,20 @@
 import { Worker } from 'bullmq';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { reconcileEmails } from '../../src/email/send.ts';
 import { workerConnection } from '../../src/queue/redis.ts';
 import { emailWorker } from '../../workers/email.ts';
 import { startWorkers } from '../../workers/index.ts';
-import { createSession } from '../checkout/helpers.ts';
 import { Payer } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
+import { useSmtp } from '../helpers/smtp.ts';
 import { eventually } from '../helpers/wait.ts';
+import { createSession } from '../helpers/factories.ts';
 
 // Redis only carries the work: an email whose job is lost (keys deleted under this file's prefix,
 // as a flush would) is enqueued again by the repair pass; a job whose worker died mid-way runs
 // again on another worker once its lock expires. Either way the message arrives once.
 
-let smtp: TestSmtp;
-beforeAll(async () => {
-  smtp = await startSmtp();
-});
-afterAll(async () => {
-  await smtp.close();
-});
+const smtp = useSmtp();
 // No worker at start: each test decides when one runs. A short lock, so a dead worker's job is taken over quickly.
 const t = useTestServer(() => ({ env: { SMTP_URL: smtp.url, WORKER_LOCK_MS: '1000' } }));
 

@@ -1,25 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession } from '../checkout/helpers.ts';
 import { Payer } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
+import { useSmtp } from '../helpers/smtp.ts';
 import { eventually } from '../helpers/wait.ts';
-import { startPrivateRedis } from '../ops/private-redis.ts';
+import { createSession } from '../helpers/factories.ts';
+import { usePrivateRedis } from '../helpers/private-redis.ts';
 
 // The running service (web and every worker) on a Redis of this file alone, stopped while a payer
 // pays: the payment and its receipt row commit, the enqueue is given up after its bound, and once
 // Redis is back (empty) the reconcile schedule sends the receipt. Nothing here calls a repair function.
 
-let redis: Awaited<ReturnType<typeof startPrivateRedis>>;
-let smtp: TestSmtp;
-beforeAll(async () => {
-  redis = await startPrivateRedis();
-  smtp = await startSmtp();
-});
-afterAll(async () => {
-  await redis?.dispose();
-  await smtp?.close();
-});
+const redis = usePrivateRedis();
+const smtp = useSmtp();
 const t = useTestServer(() => ({ workers: true, env: { REDIS_URL: redis.url, RECONCILE_INTERVAL_MS: '1000', SMTP_URL: smtp.url } }));
 afterAll(async () => {
   await redis?.start().catch(() => {}); // the server's clean-up needs its Redis

@@ -3,6 +3,7 @@ import { invitationEmail } from '../../src/email/sign-in-templates.ts';
 import { invoiceEmail, invoiceReminderEmail, receiptEmail, refundNoticeEmail, type InvoiceEmailData, type ReceiptEmailData } from '../../src/email/templates.ts';
 import { contrastRatio } from '../../src/pages/layout.ts';
 import { describeSmtpUrl, isPermanentSendError, scrubError } from '../../src/email/transport.ts';
+import { DIGITS } from '../helpers/cards.ts';
 
 const EVIL = 'Tea <script>alert(1)</script> "Room" & Co';
 
@@ -90,7 +91,7 @@ describe('receipt email', () => {
     const r = receiptEmail(receipt({ card: { brand: 'mastercard', last4: '4444' } }));
     expect(r.text).toContain('Mastercard ending in 4444');
     // Even handed more than four digits, the email shows the last four only.
-    const longer = receiptEmail(receipt({ card: { brand: 'visa', last4: '4242424242424242' } }));
+    const longer = receiptEmail(receipt({ card: { brand: 'visa', last4: DIGITS.visa } }));
     for (const part of [r.subject, r.text, r.html, longer.text, longer.html]) expect(part).not.toMatch(/\d{12,19}/);
     expect(longer.text).toContain('Visa ending in 4242');
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { useTestServer } from '../helpers/server.ts';
-import { createEndpoint, emit } from '../webhooks/helpers.ts';
+import { emit } from '../helpers/events.ts';
+import { createEndpoint } from '../helpers/factories.ts';
 
 // No workers: deliveries stay as fan-out wrote them.
 const t = useTestServer();
@@ -92,7 +93,7 @@ describe('events API', () => {
     let id = '';
     await expect(
       withTx(t.s, t.s.log, async (tx) => {
-        id = (await recordEvent(tx, a.accountId, 'payment.failed', { id: 'cus_x', object: 'customer', livemode: false })).id;
+        id = (await recordEvent(tx, t.s, a.accountId, 'payment.failed', { id: 'cus_x', object: 'customer', livemode: false })).id;
         throw new Error('the state change failed');
       }),
     ).rejects.toThrow('the state change failed');

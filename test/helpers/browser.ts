@@ -1,21 +1,27 @@
 import { existsSync } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { inject } from 'vitest';
 
 /** Debian's Chromium (`apt-get install chromium`); CHROMIUM_PATH points elsewhere. */
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 export const ARTIFACTS_DIR = new URL('../artifacts/', import.meta.url).pathname;
 
-/** A headless Chromium driven by playwright-core, with the flags a container needs. */
+/** The flags a container needs. */
+export const CHROMIUM_ARGS = ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'];
+
+/**
+ * A headless Chromium driven by playwright-core: the browser project's shared one (test/browser-setup.ts;
+ * `close()` then only disconnects), or one launched for this file when run outside that project.
+ */
 export async function launchBrowser(): Promise<Browser> {
   if (!existsSync(CHROMIUM_PATH)) {
     throw new Error(`Chromium not found at ${CHROMIUM_PATH}: install it (apt-get install chromium) or set CHROMIUM_PATH.`);
   }
-  return chromium.launch({
-    executablePath: CHROMIUM_PATH,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run'],
-  });
+  const shared = inject('browserWsEndpoint');
+  if (shared) return chromium.connect(shared);
+  return chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS });
 }
 
 export const DESKTOP = { width: 1280, height: 800 };
@@ -62,3 +68,14 @@ export function withWatchedPage<T>(browser: Browser, width: number, work: (page:
 
 /** Nothing wider than the viewport: no sideways scrolling on a phone. */
 export const fitsWidth = async (page: Page): Promise<boolean> => (await page.locator('html').evaluate((el) => el.scrollWidth)) <= page.viewportSize()!.width;
+
+/** Fills the hosted checkout's card form at `base` for `sessionId` with `card` and presses Pay. */
+export async function payOnHostedPage(page: Page, base: string, sessionId: string, card: string): Promise<void> {
+  await page.goto(`${base}/checkout/${sessionId}`);
+  await page.getByLabel('Email').fill('payer@example.com');
+  await page.getByLabel('Name on card').fill('Ada Lovelace');
+  await page.getByLabel('Card number').fill(card);
+  await page.getByLabel('Expiry').fill('12/34');
+  await page.getByLabel('CVC').fill('123');
+  await page.getByRole('button', { name: /^Pay/ }).click();
+}

@@ -1,5 +1,6 @@
 import { QueueEvents, type Queue } from 'bullmq';
-import type { Redis } from 'ioredis';
+import { Redis } from 'ioredis';
+import { workerConnection, type RedisClient } from '../../src/queue/redis.ts';
 
 export type JobOutcome = { state: 'completed'; returnvalue: unknown } | { state: 'failed'; failedReason: string };
 
@@ -9,13 +10,13 @@ export type JobOutcome = { state: 'completed'; returnvalue: unknown } | { state:
  * return value is read from the `completed` event rather than from the job. Call before adding
  * the job, with the service's Redis client; `close()` in a finally.
  */
-export async function watchJobs(queue: Queue, redis: Redis) {
+export async function watchJobs(queue: Queue, redis: RedisClient) {
   // Read from the stream's current end: events of the job are kept even if they come before the
   // first blocking read.
   const [last] = await redis.xrevrange(queue.keys.events!, '+', '-', 'COUNT', 1);
   // A blocking reader: no command timeout (the service's client has one), and short blocks so that
   // close() returns quickly.
-  const connection = redis.duplicate({ maxRetriesPerRequest: null, commandTimeout: undefined, lazyConnect: false });
+  const connection = redis instanceof Redis ? redis.duplicate({ maxRetriesPerRequest: null, commandTimeout: undefined, lazyConnect: false }) : workerConnection(redis);
   const events = new QueueEvents(queue.name, { connection, prefix: queue.opts.prefix, lastEventId: last?.[0] ?? '0-0', blockingTimeout: 500 });
   const seen = new Map<string, JobOutcome>();
   events.on('completed', ({ jobId, returnvalue }) => seen.set(jobId, { state: 'completed', returnvalue }));

@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type postgres from 'postgres';
 import { inject } from 'vitest';
 
 /** The repository root, where the service's scripts are run from. */
@@ -13,6 +14,22 @@ export function dbUrl(name: string): string {
 }
 
 export { freePort } from '../../src/ops/pidfiles.ts';
+
+/**
+ * Creates database `name` as a copy of the migrated template of the run, or of `template` (`admin`:
+ * a connection to another database).
+ */
+export async function cloneTemplateDb(admin: postgres.Sql, name: string, template = inject('templateDb')): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await admin`create database ${admin(name)} template ${admin(template)}`;
+      return;
+    } catch (err) {
+      if (attempt > 20) throw err; // the template is briefly busy while another file clones it
+      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+    }
+  }
+}
 
 /** One of the service's scripts as a child process on the project's Node, its output collected. */
 export function runScript(script: string, args: string[], env: NodeJS.ProcessEnv) {

@@ -7,9 +7,11 @@ import { afterAll, beforeAll, inject } from 'vitest';
 import { createApp } from '../../src/app.ts';
 import { accountExists, createAccount, createApiKey, type Mode } from '../../src/auth/keys.ts';
 import { loadConfig } from '../../src/config.ts';
-import { closeServices, createServices, type Services } from '../../src/services.ts';
+import { closeServices, createServices } from '../../src/compose.ts';
+import type { Services } from '../../src/services.ts';
 import { startWorkers, WORKERS, type RunningWorkers } from '../../workers/index.ts';
 import type { WorkerDefinition } from '../../workers/types.ts';
+import { cloneTemplateDb } from './process.ts';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -44,6 +46,15 @@ export interface TestServerOptions {
   env?: Record<string, string>;
   /** The service's logger (a test of what is logged passes one writing to a capture). */
   log?: import('pino').Logger;
+  /** The database to clone instead of the migrated template (a database a test prepared itself). */
+  template?: string;
+  /**
+   * The host name of the service's address (PUBLIC_BASE_URL and `url`); default 127.0.0.1. Passkeys
+   * need a name (`localhost`): WebAuthn refuses an IP address as the relying party.
+   */
+  host?: string;
+  /** The service's DATABASE_URL made from the file's database (through PgBouncer, say); default: that database. */
+  databaseUrl?: (direct: URL) => string;
 }
 
 /**
@@ -56,15 +67,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const admin = new URL(base);
   admin.pathname = '/postgres';
   const adminSql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await adminSql`create database ${adminSql(name)} template ${adminSql(inject('templateDb'))}`;
-      break;
-    } catch (err) {
-      if (attempt > 20) throw err; // the template is briefly busy while another file clones it
-      await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
-    }
-  }
+  await cloneTemplateDb(adminSql, name, opts.template);
   const dbUrl = new URL(base);
   dbUrl.pathname = `/${name}`;
 
@@ -74,11 +77,11 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   const port = (server.address() as AddressInfo).port;
 
   const config = loadConfig({
-    DATABASE_URL: dbUrl.toString(),
+    DATABASE_URL: opts.databaseUrl ? opts.databaseUrl(new URL(dbUrl)) : dbUrl.toString(),
     REDIS_URL: inject('redisUrl'),
     REDIS_PREFIX: name,
     PORT: String(port),
-    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
+    PUBLIC_BASE_URL: `http://${opts.host ?? '127.0.0.1'}:${port}`,
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     // Every test payer comes from 127.0.0.1: the card-testing limits are set by the tests of them.
     RATE_LIMIT_LINK_SESSIONS_PER_HOUR: '0',
@@ -92,7 +95,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
   handler = createApp(s);
   const defs = opts.workers === true ? WORKERS : opts.workers || [];
   const workers = defs.length ? await startWorkers(s, defs) : null;
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://${opts.host ?? '127.0.0.1'}:${port}`;
 
   const request = async (method: string, path: string, o: RequestOptions = {}) => {
     const headers: Record<string, string> = { ...o.headers };
@@ -133,8 +136,11 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       await workers?.close();
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
-      const keys = await s.redis.keys(`${name}:*`);
-      if (keys.length) await s.redis.del(...keys);
+      // A Redis Cluster is one the test started for itself, and goes with it.
+      if (!s.config.redisCluster) {
+        const keys = await s.redis.keys(`${name}:*`);
+        if (keys.length) await s.redis.del(...keys);
+      }
       await closeServices(s);
       await adminSql`drop database if exists ${adminSql(name)} with (force)`;
       await adminSql.end();

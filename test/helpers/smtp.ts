@@ -1,6 +1,7 @@
 import type { AddressInfo } from 'node:net';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
+import { useStarted } from './fixture.ts';
 import { eventually } from './wait.ts';
 
 /** One message the in-process SMTP server accepted, parsed. */
@@ -97,5 +98,44 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
       state.refuseCode = v;
     },
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/**
+ * The SMTP server of a file (or of a describe block): started in beforeAll, closed in afterAll.
+ * The handle reads through to it inside hooks and tests (`smtp.url`, `smtp.waitFor(…)`; `.current`
+ * is the server itself). A test server's options take it as a function, declared after this:
+ * `useTestServer(() => ({ env: { SMTP_URL: smtp.url } }))`.
+ */
+export function useSmtp(): TestSmtp & { readonly current: TestSmtp } {
+  const get = useStarted('the SMTP server', startSmtp, (smtp) => smtp.close());
+  return {
+    get current() {
+      return get();
+    },
+    get url() {
+      return get().url;
+    },
+    get port() {
+      return get().port;
+    },
+    get received() {
+      return get().received;
+    },
+    to: (address) => get().to(address),
+    waitFor: (predicate, timeoutMs) => get().waitFor(predicate, timeoutMs),
+    get refuse() {
+      return get().refuse;
+    },
+    set refuse(v: string | null) {
+      get().refuse = v;
+    },
+    get refuseCode() {
+      return get().refuseCode;
+    },
+    set refuseCode(v: number) {
+      get().refuseCode = v;
+    },
+    close: () => get().close(),
   };
 }

@@ -13,3 +13,11 @@ export async function eventually<T>(check: () => Promise<T | undefined | null | 
     await sleep(stepMs);
   }
 }
+
+/**
+ * Waits until the service has no work in flight after an answer (`s.background`: the portal's
+ * sign-in links), the service's own drain signal: what that work did, or did not do, is then final.
+ */
+export async function settled(t: { s: { background: Set<Promise<void>> } }): Promise<void> {
+  while (t.s.background.size) await Promise.allSettled([...t.s.background]);
+}

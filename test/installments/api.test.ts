@@ -1,7 +1,8 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestServer } from '../helpers/server.ts';
 import { pathOf, Payer } from '../helpers/payer.ts';
-import { CARD_DECLINE, choosePlan, createInstallmentLink, eventTypes, partsOf, paymentsOfPlan, planRow, startPlan } from './helpers.ts';
+import { choosePlan, createInstallmentLink, eventTypes, partsOf, paymentsOfPlan, planRow, startPlan } from './helpers.ts';
+import { CARDS, DIGITS } from '../helpers/cards.ts';
 
 // Plans from a link page: the options offered and validated, the plan created with its first part
 // (and only then), the object, the list and its filters, cancel, and isolation between accounts
@@ -84,23 +85,23 @@ describe('choosing a plan on the link page', () => {
     expect(session).toMatchObject({ amount_cents: 3334, customer_email: 'ada@example.com', installment: { kind: 'plan', count: 3, interval: 'month', total_cents: 10000 } });
     expect(session!.installment.agreement).toMatchObject({ ip: '127.0.0.1', text: expect.stringContaining('$33.34 today and $33.33 on each of') });
 
-    const declined = await payer.pay(sessionId!, { card_number: CARD_DECLINE });
+    const declined = await payer.pay(sessionId!, { card_number: CARDS.declined });
     expect(declined.status).toBe(402);
     expect(await t.sql`select 1 from installment_plans where checkout_session_id = ${sessionId}`).toHaveLength(0);
     const [failed] = await t.sql`select installment_plan_id from payments where checkout_session_id = ${sessionId}`;
     expect(failed!.installment_plan_id).toBeNull();
   });
 
-  it('when the first part is paid, then the plan is ACTIVE with the card kept at the processor, a customer made from the email, and installment_plan.created', async () => {
+  it('when the first part is paid, then the plan is ACTIVE with the card kept at the processor, a new customer made for the payer, and installment_plan.created', async () => {
     const link = await createInstallmentLink(t, key, { description: 'Wheel throwing, 6 weeks' });
-    const { plan, paid, sessionId } = await startPlan(t, link.url, '4242 4242 4242 4242', { email: 'Potter@Example.com' });
+    const { plan, paid, sessionId } = await startPlan(t, link.url, CARDS.visa, { email: 'Potter@Example.com' });
     expect(paid.status).toBe(303);
     expect(plan).toMatchObject({ status: 'ACTIVE', count: 3, interval: 'month', total_cents: 10000, payment_link_id: link.id, email: 'Potter@Example.com', card_last4: '4242' });
     // The simulator's reusable token, never the card number.
     expect(plan!.processor_payment_method).toMatch(/^pm_sim_[0-9a-f]{24}$/);
     const [pm] = await t.sql`select * from simulator_payment_methods where id = ${plan!.processor_payment_method}`;
     expect(Object.keys(pm!).sort()).toEqual(['behaviour', 'brand', 'created_at', 'id', 'last4', 'livemode']);
-    expect(JSON.stringify(pm)).not.toContain('4242424242424242');
+    expect(JSON.stringify(pm)).not.toContain(DIGITS.visa);
 
     const [customer] = await t.sql`select * from customers where id = ${plan!.customer_id}`;
     expect(customer).toMatchObject({ email: 'Potter@Example.com', first_name: 'Ada', last_name: 'Lovelace' });
@@ -124,16 +125,16 @@ describe('choosing a plan on the link page', () => {
     expect(parts[0]!.due_at.getTime()).toBe(paidAt.getTime());
     expect(parts[1]!.due_at.getUTCMonth()).toBe((paidAt.getUTCMonth() + 1) % 12);
 
-    // A second plan with the same email (any case) reuses the customer.
-    const again = await startPlan(t, link.url, '4242 4242 4242 4242', { email: 'potter@example.com' });
-    expect(again.plan!.customer_id).toBe(plan!.customer_id);
+    // A second plan with the same email (any case) is a customer of its own: a typed email never selects a customer (issue 21).
+    const again = await startPlan(t, link.url, CARDS.visa, { email: 'potter@example.com' });
+    expect(again.plan!.customer_id).not.toBe(plan!.customer_id);
   });
 });
 
 describe('GET, list and cancel', () => {
   it('when read, then the object has every field of the issue and the parts add up to the total', async () => {
     const link = await createInstallmentLink(t, key, { amount: 10001, installment_options: [{ count: 4, interval: 'week' }] });
-    const { plan } = await startPlan(t, link.url, '4242 4242 4242 4242', { plan: '4-week' });
+    const { plan } = await startPlan(t, link.url, CARDS.visa, { plan: '4-week' });
     const res = await t.request('GET', `/v1/installment-plans/${plan!.id}`, { key });
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({
@@ -161,17 +162,22 @@ describe('GET, list and cancel', () => {
   });
 
   it('when listed, then newest first with cursors, and the filters customer_id (or customer), status, payment_link_id and invoice_id apply', async () => {
-    const link = await createInstallmentLink(t, key);
-    const a = (await startPlan(t, link.url, '4242 4242 4242 4242', { email: 'lister@example.com' })).plan!;
-    const b = (await startPlan(t, link.url, '4242 4242 4242 4242', { email: 'lister@example.com' })).plan!;
-    const c = (await startPlan(t, link.url, '4242 4242 4242 4242', { email: 'other-lister@example.com' })).plan!;
+    // The plans of a link attached to a customer are that customer's, whoever pays; one of a plain link is a new customer's.
+    const lister = (await t.request('POST', '/v1/customers', { key, body: { email: 'lister@example.com' } })).body;
+    const link = await createInstallmentLink(t, key, { customer_id: lister.id });
+    const a = (await startPlan(t, link.url, CARDS.visa, { email: 'lister@example.com' })).plan!;
+    const b = (await startPlan(t, link.url, CARDS.visa, { email: 'lister@example.com' })).plan!;
+    const c = (await startPlan(t, link.url, CARDS.visa, { email: 'other-lister@example.com' })).plan!;
+    const d = (await startPlan(t, (await createInstallmentLink(t, key)).url, CARDS.visa, { email: 'lister@example.com' })).plan!;
     const list = async (q: string) => (await t.request('GET', `/v1/installment-plans?${q}`, { key })).body;
     expect((await list(`payment_link_id=${link.id}`)).data.map((p: { id: string }) => p.id)).toEqual([c.id, b.id, a.id]);
     const page1 = await list(`payment_link_id=${link.id}&limit=2`);
     expect(page1.has_more).toBe(true);
     expect((await list(`payment_link_id=${link.id}&limit=2&starting_after=${page1.data[1].id}`)).data.map((p: { id: string }) => p.id)).toEqual([a.id]);
-    expect((await list(`customer_id=${a.customer_id}`)).data.map((p: { id: string }) => p.id)).toEqual([b.id, a.id]);
-    expect((await list(`customer=${a.customer_id}`)).data.map((p: { id: string }) => p.id)).toEqual([b.id, a.id]);
+    expect(a.customer_id).toBe(lister.id);
+    expect(d.customer_id).not.toBe(lister.id);
+    expect((await list(`customer_id=${lister.id}`)).data.map((p: { id: string }) => p.id)).toEqual([c.id, b.id, a.id]);
+    expect((await list(`customer=${d.customer_id}`)).data.map((p: { id: string }) => p.id)).toEqual([d.id]);
     await t.request('POST', `/v1/installment-plans/${b.id}/cancel`, { key });
     expect((await list(`payment_link_id=${link.id}&status=CANCELLED`)).data.map((p: { id: string }) => p.id)).toEqual([b.id]);
     expect((await list(`invoice_id=in_01m89emrkt0006k689spej1tdy0e8`)).data).toEqual([]);

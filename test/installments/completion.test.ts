@@ -3,6 +3,7 @@ import { pathOf, Payer } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
 import { createInstallmentLink, eventTypes, partsOf, paymentsOfPlan, startPlan } from './helpers.ts';
+import { CARDS } from '../helpers/cards.ts';
 
 // The running service (web and every worker) with test plans on a 1-second interval
 // (INSTALLMENT_TEST_INTERVAL_SECONDS): a link's plan and an invoice's plan are paid to completion
@@ -19,7 +20,7 @@ const planStatus = async (id: string) => (await t.sql`select status from install
 describe('plans paid to completion on a shortened interval', () => {
   it('when a link plan of 3 is started, then the jobs charge parts 2 and 3 a second apart, the plan COMPLETES, and the link counts one payment of the whole amount', async () => {
     const link = await createInstallmentLink(t, key, { quantity_limit: 5 });
-    const { plan } = await startPlan(t, link.url, '4242 4242 4242 4242', { email: 'finisher@example.com' });
+    const { plan } = await startPlan(t, link.url, CARDS.visa, { email: 'finisher@example.com' });
     expect(plan!.test_interval_seconds).toBe(1);
     await eventually(async () => (await planStatus(plan!.id)) === 'COMPLETED', 20_000);
 

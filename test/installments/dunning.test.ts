@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { spendPortalLink } from '../../src/customers/portal-links.ts';
 import { chargePart } from '../../src/installments/charge.ts';
 import { startCardUpdate } from '../../src/installments/service.ts';
@@ -6,9 +6,10 @@ import { emailWorker } from '../../workers/email.ts';
 import { installmentsWorker } from '../../workers/installments.ts';
 import { pathOf, Payer } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
+import { useSmtp } from '../helpers/smtp.ts';
 import { eventually } from '../helpers/wait.ts';
-import { CARD_3DS, CARD_LATER_DECLINES, createInstallmentLink, eventTypes, partsOf, paymentsOfPlan, planRow, startPlan } from './helpers.ts';
+import { createInstallmentLink, eventTypes, partsOf, paymentsOfPlan, planRow, startPlan } from './helpers.ts';
+import { CARDS } from '../helpers/cards.ts';
 
 // Dunning: a later part declined (card 4000 0000 0000 0341: the first payment succeeds, every
 // later off-session charge is declined) is retried 1, 3 and 5 days after its first failure; each
@@ -16,19 +17,13 @@ import { CARD_3DS, CARD_LATER_DECLINES, createInstallmentLink, eventTypes, parts
 // the card-update flow (a setup session of the hosted checkout, over HTTP) brings the retry
 // forward and it is paid; without a new card, the last retry defaults the plan.
 
-let smtp: TestSmtp;
-beforeAll(async () => {
-  smtp = await startSmtp();
-});
-afterAll(async () => {
-  await smtp?.close();
-});
+const smtp = useSmtp();
 const t = useTestServer(() => ({ workers: [emailWorker, installmentsWorker], env: { SMTP_URL: smtp.url } }));
 let key: string;
 let accountId: string;
 beforeAll(async () => {
   ({ test: key, accountId } = await t.account());
-  await t.request('POST', '/v1/account', { key, body: { business_name: 'Clay & Co' } });
+  await t.request('POST', '/v1/account', { key: await t.key(accountId, 'live'), body: { business_name: 'Clay & Co' } });
 });
 
 const DAY = 86_400_000;
@@ -38,7 +33,7 @@ const tokenOf = (text: string) => /token=([A-Za-z0-9_-]{43})/.exec(text)?.[1] ??
 /** A plan whose later parts will be declined, with part 2 tried once (declined): answers the plan. */
 async function failingPlan(email: string) {
   const link = await createInstallmentLink(t, key);
-  const { plan } = await startPlan(t, link.url, CARD_LATER_DECLINES, { email });
+  const { plan } = await startPlan(t, link.url, CARDS.laterDeclines, { email });
   expect(plan).toMatchObject({ status: 'ACTIVE', card_last4: '0341' });
   const out = await chargePart(t.s, plan!.id, 2, { dueBy: inAMonth() });
   expect(out.kind).toBe('retrying');
@@ -92,7 +87,7 @@ describe('a declined part', () => {
     expect(page.html).toContain('Save a new card');
     expect(page.html).toContain('Nothing is charged now');
     // A declined card is refused on the page, the plan's card unchanged.
-    const declined = await payer.post(`${pathOf(url)}/pay`, { email: 'new-card@example.com', name: 'Ada Lovelace', card_number: '4000 0000 0000 0002', expiry: '12/34', cvc: '123' });
+    const declined = await payer.post(`${pathOf(url)}/pay`, { email: 'new-card@example.com', name: 'Ada Lovelace', card_number: CARDS.declined, expiry: '12/34', cvc: '123' });
     expect(declined.status).toBe(402);
     expect((await planRow(t, plan.id)).card_last4).toBe('0341');
     const saved = await payer.post(`${pathOf(url)}/pay`, { email: 'new-card@example.com', name: 'Ada Lovelace', card_number: '5555 5555 5555 4444', expiry: '12/34', cvc: '123' });
@@ -124,7 +119,7 @@ describe('a declined part', () => {
     const { url } = await startCardUpdate(t.s, { accountId, livemode: false }, plan.id, 'https://shop.example/portal');
     const payer = new Payer(t);
     await payer.get(pathOf(url));
-    const challenged = await payer.post(`${pathOf(url)}/pay`, { email: 'three-ds@example.com', name: 'Ada', card_number: CARD_3DS, expiry: '12/34', cvc: '123' });
+    const challenged = await payer.post(`${pathOf(url)}/pay`, { email: 'three-ds@example.com', name: 'Ada', card_number: CARDS.threeDS, expiry: '12/34', cvc: '123' });
     expect(challenged.status).toBe(303);
     expect(challenged.location).toMatch(/\/authenticate\?setup=seti_/);
     const challenge = await payer.get(pathOf(challenged.location!));
@@ -146,10 +141,11 @@ describe('a declined part', () => {
   });
 
   it('when no new card comes, then the retries 1, 3 and 5 days after the first failure are declined, the plan DEFAULTS and the customer is told', async () => {
-    const key2 = (await t.account()).test; // advance-time acts on the whole account
-    await t.request('POST', '/v1/account', { key: key2, body: { business_name: 'Clay & Co' } });
+    const second = await t.account(); // advance-time acts on the whole account
+    const key2 = second.test;
+    await t.request('POST', '/v1/account', { key: second.live, body: { business_name: 'Clay & Co' } });
     const link = (await t.request('POST', '/v1/payment-links', { key: key2, body: { amount: 10000, currency: 'usd', description: 'Glaze class', installment_enabled: true } })).body;
-    const { plan } = await startPlan(t, link.url, CARD_LATER_DECLINES, { email: 'defaulter@example.com' });
+    const { plan } = await startPlan(t, link.url, CARDS.laterDeclines, { email: 'defaulter@example.com' });
     // 40 days: part 2 is due, then each retry (a day, 3 days and 5 days after its failure) falls due within them too.
     const res = await t.request('POST', '/v1/test-helpers/advance-time', { key: key2, body: { seconds: 40 * 86400 } });
     expect(res.body).toMatchObject({ installments_charged: 4, has_more: false });

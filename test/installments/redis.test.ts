@@ -2,20 +2,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { chargeJobId } from '../../src/installments/jobs.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
-import { startPrivateRedis } from '../ops/private-redis.ts';
 import { createInstallmentLink, partsOf, paymentsOfPlan, startPlan } from './helpers.ts';
+import { usePrivateRedis } from '../helpers/private-redis.ts';
 
 // The running service (web and every worker) on a Redis of this file alone: flushed while parts
 // are waiting for their date, and down while a first part is paid. Postgres holds the parts; the
 // reconcile schedule (every second here) enqueues what Redis lost, and each part is charged once.
 
-let redis: Awaited<ReturnType<typeof startPrivateRedis>>;
-beforeAll(async () => {
-  redis = await startPrivateRedis();
-});
-afterAll(async () => {
-  await redis?.dispose();
-});
+const redis = usePrivateRedis();
 const t = useTestServer(() => ({ workers: true, env: { REDIS_URL: redis.url, RECONCILE_INTERVAL_MS: '1000', INSTALLMENT_TEST_INTERVAL_SECONDS: '3600' } }));
 afterAll(async () => {
   await redis?.start().catch(() => {}); // the server's clean-up needs its Redis

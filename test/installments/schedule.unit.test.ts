@@ -132,3 +132,27 @@ describe('the dunning schedule', () => {
     expect(nextAttemptAt({ livemode: true, test_retry_seconds: 2 }, first, 0, first)).toEqual(utc(2027, 3, 2));
   });
 });
+
+describe('a schedule, as properties', () => {
+  // A fixed seed, so that a failure replays (fast-check prints the counterexample with it).
+  it('when any total is scheduled in any allowed option, then the parts sum to the total, are numbered 1..n, and fall due in order from the anchor', () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 24, max: 99_999_999 }),
+        fc.integer({ min: 2, max: 24 }),
+        fc.constantFrom('week', 'month' as const),
+        fc.date({ min: new Date('2020-01-01T00:00:00Z'), max: new Date('2035-12-31T00:00:00Z'), noInvalidDate: true }),
+        fc.option(fc.integer({ min: 1, max: 86_400 }), { nil: null }),
+        (total, count, interval, anchor, testSeconds) => {
+          const parts = schedule(total, { count, interval }, anchor, testSeconds);
+          expect(parts.map((p) => p.number)).toEqual(Array.from({ length: count }, (_, i) => i + 1));
+          expect(parts.reduce((a, p) => a + p.amountCents, 0)).toBe(total);
+          expect(parts.every((p) => p.amountCents > 0)).toBe(true);
+          expect(parts[0]!.dueAt.getTime()).toBe(anchor.getTime());
+          for (let i = 1; i < count; i++) expect(parts[i]!.dueAt.getTime()).toBeGreaterThan(parts[i - 1]!.dueAt.getTime());
+        },
+      ),
+      { seed: 24, numRuns: 300 },
+    );
+  });
+});

@@ -5,8 +5,9 @@ import { STRIPE_WEBHOOK_PATH } from '../../src/processor-events/routes.ts';
 import { syncProcessorCustomers } from '../../src/processor/customers.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { LIVE_KEYS, StripeStandIn, stripeEnv } from '../helpers/stripe/api.ts';
-import { ElementPayer } from '../processor/helpers.ts';
 import { choosePlan, createInstallmentLink, eventTypes, partsOf, paymentsOfPlan } from './helpers.ts';
+import { ElementPayer } from '../helpers/element-payer.ts';
+import { DIGITS } from '../helpers/cards.ts';
 
 // Live mode on Stripe (its local stand-in, test/helpers/stripe/api.ts): the first part on the
 // Payment Element with setup_future_usage off_session, the card kept at Stripe as a payment method
@@ -57,7 +58,7 @@ async function livePlan(card: string, email: string) {
 
 describe('installment plans on Stripe (live mode)', () => {
   it('when a live plan is started, then the first intent asks Stripe to keep the card, the plan keeps only its pm_ id, and its dates are monthly whatever the test setting', async () => {
-    const { plan, intentId } = await livePlan('4242424242424242', 'stripe-payer@example.com');
+    const { plan, intentId } = await livePlan(DIGITS.visa, 'stripe-payer@example.com');
     expect(api.intents.get(intentId)).toMatchObject({ setup_future_usage: 'off_session', amount: 3334 });
     expect(plan).toMatchObject({ livemode: true, status: 'ACTIVE', test_interval_seconds: null, test_retry_seconds: null, card_last4: '4242' });
     expect(plan.processor_payment_method).toMatch(/^pm_/);
@@ -67,7 +68,7 @@ describe('installment plans on Stripe (live mode)', () => {
   });
 
   it('when a later part is due, then it is an off-session PaymentIntent on the saved card of the plan\'s Stripe customer, keyed by our payment id, charged once however often asked', async () => {
-    const { plan } = await livePlan('4242424242424242', 'off-session@example.com');
+    const { plan } = await livePlan(DIGITS.visa, 'off-session@example.com');
     const due = new Date(Date.now() + 32 * DAY);
     const outs = await Promise.all(Array.from({ length: 5 }, () => chargePart(t.s, plan.id, 2, { dueBy: due })));
     expect(outs.filter((o) => o.kind === 'paid')).toHaveLength(1);
@@ -85,7 +86,7 @@ describe('installment plans on Stripe (live mode)', () => {
   });
 
   it('when the saved card declines off-session, then the part is RETRYING with payment.failed and Stripe\'s failed intent on the payment', async () => {
-    const { plan } = await livePlan('4000000000000341', 'declined-later@example.com');
+    const { plan } = await livePlan(DIGITS.laterDeclines, 'declined-later@example.com');
     const out = await chargePart(t.s, plan.id, 2, { dueBy: new Date(Date.now() + 32 * DAY) });
     expect(out.kind).toBe('retrying');
     const [, failed] = await paymentsOfPlan(t, plan.id);
@@ -102,7 +103,7 @@ describe('installment plans on Stripe (live mode)', () => {
   });
 
   it('when Stripe is down at the charge, then the payment stays in flight and the sweeper, asking again with the same reference, records one charge', async () => {
-    const { plan } = await livePlan('4242424242424242', 'outage@example.com');
+    const { plan } = await livePlan(DIGITS.visa, 'outage@example.com');
     await syncProcessorCustomers(t.s); // the plan's Stripe customer exists: the outage hits the charge itself
     api.down = 'error';
     try {
@@ -121,12 +122,12 @@ describe('installment plans on Stripe (live mode)', () => {
   });
 
   it('when a live customer asks to replace the card, then it is refused: the Payment Element has no setup page yet', async () => {
-    const { plan } = await livePlan('4242424242424242', 'element-update@example.com');
+    const { plan } = await livePlan(DIGITS.visa, 'element-update@example.com');
     await expect(startCardUpdate(t.s, { accountId, livemode: true }, plan.id, 'https://shop.example')).rejects.toMatchObject({ code: 'resource_invalid_state' });
   });
 
   it('when the file has run, then no request the service sent to Stripe carries a card number', () => {
     const fromService = api.requests.filter((r) => !String(r.headers.authorization ?? '').includes('pk_'));
-    for (const card of ['4242424242424242', '4000000000000341']) expect(fromService.filter((r) => r.body.includes(card) || r.path.includes(card))).toEqual([]);
+    for (const card of [DIGITS.visa, DIGITS.laterDeclines]) expect(fromService.filter((r) => r.body.includes(card) || r.path.includes(card))).toEqual([]);
   });
 });

@@ -3,6 +3,7 @@ import { eventObjects, eventsFor } from '../helpers/events.ts';
 import { Payer, pathOf } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { invoiceRow, payInvoice, sentInvoice, startPayment } from './page-helpers.ts';
+import { CARDS } from '../helpers/cards.ts';
 
 const t = useTestServer();
 let key: string;
@@ -225,7 +226,7 @@ describe('the hosted invoice page', () => {
 describe('paying an invoice on the hosted checkout', () => {
   it('when the card is declined, then nothing is paid on the invoice and the payer can pay again', async () => {
     const inv = await sentInvoice(t, key);
-    const { payer, sessionId, paid } = await payInvoice(t, inv.hosted_invoice_url, undefined, { card_number: '4000 0000 0000 0002' });
+    const { payer, sessionId, paid } = await payInvoice(t, inv.hosted_invoice_url, undefined, { card_number: CARDS.declined });
     expect(paid.status).toBe(402);
     expect(paid.html).toContain('declined');
     expect(await invoiceRow(t, inv.id)).toMatchObject({ status: 'OPEN', amount_paid_cents: 0 });
@@ -237,7 +238,7 @@ describe('paying an invoice on the hosted checkout', () => {
 
   it('when 3-D Secure is required and completed, then the invoice is paid', async () => {
     const inv = await sentInvoice(t, key);
-    const { payer, sessionId, paid } = await payInvoice(t, inv.hosted_invoice_url, undefined, { card_number: '4000 0000 0000 3220' });
+    const { payer, sessionId, paid } = await payInvoice(t, inv.hosted_invoice_url, undefined, { card_number: CARDS.threeDS });
     expect(paid.status).toBe(303);
     expect(paid.location).toMatch(new RegExp(`^/checkout/${sessionId}/authenticate\\?payment=pay_`));
     const paymentId = new URL(paid.location!, t.url).searchParams.get('payment')!;
@@ -252,7 +253,7 @@ describe('paying an invoice on the hosted checkout', () => {
 
   it('when another payer pays the last amount while a 3-D Secure challenge waits, then completing the challenge is refused uncharged', async () => {
     const inv = await sentInvoice(t, key, { allow_partial_payments: true });
-    const slow = await payInvoice(t, inv.hosted_invoice_url, '60', { card_number: '4000 0000 0000 3220' });
+    const slow = await payInvoice(t, inv.hosted_invoice_url, '60', { card_number: CARDS.threeDS });
     const paymentId = new URL(slow.paid.location!, t.url).searchParams.get('payment')!;
     await slow.payer.get(slow.paid.location!);
     // The challenge's attempt is not in flight: it holds nothing, so the whole amount can be paid meanwhile.
@@ -281,8 +282,10 @@ describe('a live invoice while live payments are off (no live processor keys)', 
     expect(page.html).toContain('cannot take live payments yet');
     expect(page.html).not.toContain('<form');
     expect(page.html).not.toContain('Test mode');
+    // The merchant's setup, not an outage (issue 21): a 4xx, never a 5xx.
     const post = await payer.post(`${pathOf(inv.hosted_invoice_url)}/pay`, {});
-    expect(post.status).toBe(503);
+    expect(post.status).toBe(409);
+    expect(post.html).toContain('cannot take live payments yet');
     expect(await t.sql`select 1 from checkout_sessions where invoice_id = ${inv.id}`).toHaveLength(0);
   });
 });

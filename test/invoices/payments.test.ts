@@ -7,8 +7,9 @@ import { Payer } from '../helpers/payer.ts';
 import { useTestServer, type TestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
 import { invoiceRow, payInvoice, sentInvoice } from './page-helpers.ts';
+import { CARDS, DIGITS } from '../helpers/cards.ts';
 
-const CARD_4242 = { number: '4242424242424242', expMonth: 12, expYear: 2034, cvc: '123', name: 'Ada Lovelace' };
+const CARD_4242 = { number: DIGITS.visa, expMonth: 12, expYear: 2034, cvc: '123', name: 'Ada Lovelace' };
 const CHANGED = 'The amount due on this invoice has changed';
 
 /**
@@ -105,7 +106,7 @@ describe('the last amount due, paid by many at once', () => {
   it('when the attempt holding the last amount is declined, then its amount is free again and another payer can pay it', async () => {
     const inv = await sentInvoice(t, key, { allow_partial_payments: true, line_items: [{ name: 'Retainer', quantity: 1, amount: 10_000 }] });
     const [a, b] = await openSessions(t, accountId, inv, 10_000, 2);
-    const declined = await a!.payer.pay(a!.session, { card_number: '4000 0000 0000 0002' });
+    const declined = await a!.payer.pay(a!.session, { card_number: CARDS.declined });
     expect(declined.status).toBe(402);
     expect((await payments(t, inv.id)).map((p) => [p.status, p.processing_since])).toEqual([['FAILED', null]]);
     const paid = await b!.payer.pay(b!.session);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { reminderJobId } from '../../src/invoices/jobs.ts';
 import { reconcileReminders, sendDueReminder } from '../../src/invoices/reminders.ts';
 import { addPayment } from '../../src/invoices/store.ts';
@@ -6,17 +6,11 @@ import { QUEUE_NAMES } from '../../src/queue/queues.ts';
 import { eventsFor } from '../helpers/events.ts';
 import { watchJobs } from '../helpers/jobs.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
+import { useSmtp } from '../helpers/smtp.ts';
 import { eventually } from '../helpers/wait.ts';
 
 // Invoice and reminder emails over real SMTP, with a short reminder interval: one second, two reminders.
-let smtp: TestSmtp;
-beforeAll(async () => {
-  smtp = await startSmtp();
-});
-afterAll(async () => {
-  await smtp.close();
-});
+const smtp = useSmtp();
 const t = useTestServer(() => ({
   workers: true,
   env: { SMTP_URL: smtp.url, INVOICE_REMINDER_INTERVAL_MS: '1000', INVOICE_REMINDER_LIMIT: '2', EMAIL_BACKOFF_BASE_MS: '100' },
@@ -27,7 +21,7 @@ let seq = 0;
 beforeAll(async () => {
   const a = await t.account();
   key = a.test;
-  await t.request('POST', '/v1/account', { key, body: { business_name: 'Tea Room' } });
+  await t.request('POST', '/v1/account', { key: a.live, body: { business_name: 'Tea Room' } });
 });
 
 /** A customer with an address of its own, so that each test reads only its own mail. */

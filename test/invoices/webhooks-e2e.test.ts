@@ -1,11 +1,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestServer } from '../helpers/server.ts';
-import { startSmtp, type ReceivedMail, type TestSmtp } from '../helpers/smtp.ts';
+import { type ReceivedMail, useSmtp } from '../helpers/smtp.ts';
 import { eventually } from '../helpers/wait.ts';
-import { startReceiver, type Receiver, type Received } from '../webhooks/receiver.ts';
-import { createEndpoint } from '../webhooks/helpers.ts';
 import { createCustomer, payInvoice } from './page-helpers.ts';
+import { createEndpoint } from '../helpers/factories.ts';
+import { type Received, useReceiver } from '../helpers/receiver.ts';
 
 /**
  * The issue's "checked by", end to end: an invoice with part payments is sent, arrives by real
@@ -43,16 +43,8 @@ const FROM = 'billing@shop.example';
 const CUSTOMER_EMAIL = 'ada@example.com';
 const PAYER_EMAIL = 'payer@example.com';
 
-let smtp: TestSmtp;
-let rx: Receiver;
-beforeAll(async () => {
-  smtp = await startSmtp();
-  rx = await startReceiver();
-});
-afterAll(async () => {
-  await rx.close();
-  await smtp.close();
-});
+const smtp = useSmtp();
+const rx = useReceiver();
 const t = useTestServer(() => ({
   workers: true,
   env: { SMTP_URL: smtp.url, EMAIL_FROM: FROM, WEBHOOK_ALLOW_INSECURE_TARGETS: 'true', RECONCILE_INTERVAL_MS: '1000' },
@@ -62,8 +54,9 @@ describe('an invoice paid in two parts, end to end', () => {
   let key: string;
   let secret: string;
   beforeAll(async () => {
-    key = (await t.account()).test;
-    const account = await t.request('POST', '/v1/account', { key, body: { business_name: BUSINESS } });
+    const a = await t.account();
+    key = a.test;
+    const account = await t.request('POST', '/v1/account', { key: a.live, body: { business_name: BUSINESS } });
     expect(account.status).toBe(200);
     secret = (await createEndpoint(t, key, { url: `${rx.url}/hooks`, enabled_events: ['*'] })).signing_secret;
   });

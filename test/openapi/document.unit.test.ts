@@ -36,7 +36,8 @@ describe('the OpenAPI document', () => {
         expect(op.operationId, where).toBeTruthy();
         expect(op.summary, where).toBeTruthy();
         expect(op.tags, where).toHaveLength(1);
-        expect(op.responses['200'].content['application/json'].schema, where).toBeTruthy();
+        // A CSV export (issue 27) answers text/csv; every other operation JSON.
+        expect((op.responses['200'].content['application/json'] ?? op.responses['200'].content['text/csv']).schema, where).toBeTruthy();
         expect(op.responses['400'], where).toEqual({ $ref: '#/components/responses/error_400' });
         expect(op.responses.default, where).toEqual({ $ref: '#/components/responses/error_5xx' });
         if (path.includes('{')) expect(op.responses['404'], where).toBeTruthy();
@@ -67,7 +68,10 @@ describe('the OpenAPI document', () => {
   });
 
   it('when a list is documented, then its query has limit (an integer, 1 to 100, 10 by default) and both cursors', () => {
-    const lists = OPERATIONS.filter((o) => o.query);
+    // A list answers the list envelope (`object: "list"`); a query that is not a list's (a report's range) has no cursors.
+    const isList = (o: (typeof OPERATIONS)[number]) => (o.response as { shape?: { object?: { value?: unknown } } }).shape?.object?.value === 'list';
+    const lists = OPERATIONS.filter((o) => o.query && !o.csv && isList(o));
+    expect(OPERATIONS.filter((o) => o.query && !o.csv && !isList(o)).map((o) => o.path)).toEqual(['/v1/reports/summary']);
     expect(lists.length).toBeGreaterThan(10);
     for (const op of lists) {
       const params = doc.paths[op.path].get.parameters as Array<{ name: string; in: string; schema: Record<string, unknown> }>;
@@ -81,7 +85,10 @@ describe('the OpenAPI document', () => {
     expect(Object.keys(doc.webhooks)).toEqual(EVENT_TYPES.map((t) => t.type));
     for (const t of EVENT_TYPES) {
       const post = doc.webhooks[t.type].post;
-      const body = post.requestBody.content['application/json'].schema;
+      // A named component per type (issue 26): the schema GET /v1/event-types publishes as JSON Schema.
+      const ref = post.requestBody.content['application/json'].schema;
+      expect(ref).toEqual({ $ref: `#/components/schemas/event.${t.type}` });
+      const body = doc.components.schemas[`event.${t.type}`];
       expect(body.properties.type.const).toBe(t.type);
       expect(body.properties.data.properties.object).toEqual({ $ref: `#/components/schemas/${t.object}` });
       expect(post.parameters.map((p: { name: string }) => p.name)).toContain('Service-Signature');

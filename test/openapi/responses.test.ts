@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runExportJob } from '../../src/exports/run.ts';
 import { useTestServer, type ApiResponse, type RequestOptions } from '../helpers/server.ts';
 import { documentValidator } from './validate.ts';
-import { startPlan } from '../installments/helpers.ts';
+import { startPlan } from '../helpers/plans.ts';
+import { CARDS } from '../helpers/cards.ts';
 
 // Every operation of the document, called on the running service through a representative flow;
 // each answer (2xx and errors alike) is checked against the response schema the document gives
@@ -25,6 +27,7 @@ describe('the running service against its OpenAPI document', () => {
   let templates: Template[];
   const answered = new Set<string>();
   let key: string;
+  let liveKey: string;
 
   beforeAll(async () => {
     doc = (await t.request('GET', '/v1/openapi.json')).body;
@@ -37,7 +40,7 @@ describe('the running service against its OpenAPI document', () => {
         operation: operation as Doc,
       })),
     );
-    key = (await t.account()).test;
+    ({ test: key, live: liveKey } = await t.account());
   });
 
   /** Calls the API with the test key and checks the answer against the document. */
@@ -51,7 +54,10 @@ describe('the running service against its OpenAPI document', () => {
     const documented = responses[String(res.status)] ?? (res.status >= 500 ? responses.default : undefined);
     expect(documented, `${template.key} answered ${res.status}, which the document does not list: ${JSON.stringify(res.body)}`).toBeTruthy();
     const response = documented!.$ref ? doc.components.responses[documented!.$ref.split('/').pop()] : documented!;
-    const problems = validate(response.content['application/json'].schema, res.body);
+    const csv = res.status === 200 && response.content['text/csv'];
+    // A CSV answer (exports): its type and header line; the columns are checked in test/exports.
+    if (csv) expect(res.headers.get('content-type'), template.key).toBe('text/csv; charset=utf-8');
+    const problems = csv ? (typeof res.body === 'string' && /^(id|plan_id),/.test(res.body) ? [] : ['not a CSV']) : validate(response.content['application/json'].schema, res.body);
     expect(problems, `${template.key} ${res.status}: ${JSON.stringify(res.body).slice(0, 2000)}`).toEqual([]);
     expect(res.headers.get('request-id'), template.key).toMatch(/^req_/);
     if (res.status === 200) answered.add(template.key);
@@ -72,8 +78,10 @@ describe('the running service against its OpenAPI document', () => {
 
   it('when the account and API keys are used, then every answer matches the document', async () => {
     await ok('GET', '/v1/account');
-    await ok('POST', '/v1/account', { body: { business_name: 'Tea Room' } });
-    await ok('PATCH', '/v1/account', { body: { support_email: 'hello@tearoom.example', brand_color: '#1f7a4d' } });
+    // The settings need a live key (issue 21): a test key's 403 is documented too.
+    expect((await call('PATCH', '/v1/account', { body: { business_name: 'Tea Room' } })).status).toBe(403);
+    await ok('POST', '/v1/account', { key: liveKey, body: { business_name: 'Tea Room' } });
+    await ok('PATCH', '/v1/account', { key: liveKey, body: { support_email: 'hello@tearoom.example', brand_color: '#1f7a4d' } });
     const keys = await ok('GET', '/v1/api-keys');
     expect(keys.data.length).toBeGreaterThan(0);
     const created = await ok('POST', '/v1/api-keys');
@@ -149,7 +157,7 @@ describe('the running service against its OpenAPI document', () => {
     await ok('GET', `/v1/refunds?payment_id=${paid.payment.id}`);
     await ok('POST', `/v1/refunds/${refund.id}/cancel`);
 
-    const disputedPayment = await ok('POST', `/v1/test-helpers/checkout/sessions/${(await session()).id}/pay`, { body: { card: '4242 4242 4242 4242' } });
+    const disputedPayment = await ok('POST', `/v1/test-helpers/checkout/sessions/${(await session()).id}/pay`, { body: { card: CARDS.visa } });
     const dispute = await ok('POST', `/v1/test-helpers/payments/${disputedPayment.payment.id}/dispute`, { body: { reason: 'product_not_received' } });
     await ok('GET', `/v1/disputes/${dispute.id}`);
     await ok('GET', `/v1/disputes?status=NEEDS_RESPONSE`);
@@ -174,8 +182,35 @@ describe('the running service against its OpenAPI document', () => {
     await ok('POST', `/v1/invoices/${invoice.id}/mark-uncollectible`);
     await ok('POST', `/v1/invoices/${invoice.id}/void`);
     await ok('GET', `/v1/invoices?status=VOID&customer_id=${customer.id}`);
+    // Exports (issue 27): each dataset, a range and a filter.
+    for (const d of ['payments', 'refunds', 'disputes', 'customers', 'invoices', 'installment-parts']) await call('GET', `/v1/exports/${d}?created_gte=0`);
+    await ok('GET', `/v1/exports/payments?status=succeeded&customer=${customer.id}&created_lt=${Math.floor(Date.now() / 1000) + 60}`);
+    // Export runs: made for each dataset (PENDING: no worker here); the payments one written, then answered with its link.
+    for (const d of ['payments', 'refunds', 'disputes', 'customers', 'invoices', 'installment-parts']) {
+      const run = await ok('POST', `/v1/exports/${d}/runs`, { body: d === 'payments' ? { created_gte: 0, status: 'succeeded', customer: customer.id } : {} });
+      if (d === 'payments') await runExportJob(t.s, run.id);
+      expect((await ok('GET', `/v1/exports/${d}/runs/${run.id}`)).status).toBe(d === 'payments' ? 'SUCCEEDED' : 'PENDING');
+    }
+    // Search (issue 27): each resource, with results the document must describe.
+    await ok('GET', `/v1/search/customers?query=${encodeURIComponent('email:"ada@example.com"')}`);
+    await ok('GET', `/v1/search/payments?query=${encodeURIComponent('status:SUCCEEDED amount>=1')}&limit=2`);
+    await ok('GET', `/v1/search/invoices?query=${encodeURIComponent(`customer:${customer.id}`)}`);
+    await ok('GET', `/v1/search/checkout-sessions?query=${encodeURIComponent(`customer:${customer.id} OR amount>=1`)}`);
+    await ok('GET', '/v1/reports/summary?interval=week');
     const draft = await ok('POST', '/v1/invoices', { body: { customer_id: customer.id, currency: 'usd' } });
     await ok('DELETE', `/v1/invoices/${draft.id}`);
+    // Fraud rules and block lists (issue 27).
+    const conditions = [{ attribute: 'card_country', operator: 'in', values: ['ng'] }, { attribute: 'client_ip_attempts', window_seconds: 600, operator: 'gte', value: 5 }];
+    const rule = await ok('POST', '/v1/fraud/rules', { body: { name: 'Card testing', action: 'block', conditions } });
+    await ok('GET', '/v1/fraud/rules');
+    await ok('GET', `/v1/fraud/rules/${rule.id}`);
+    await ok('PATCH', `/v1/fraud/rules/${rule.id}`, { body: { enabled: false } });
+    await ok('POST', '/v1/fraud/rules/try', { body: { conditions: [{ attribute: 'amount_cents', operator: 'gte', value: 1 }] } });
+    await ok('DELETE', `/v1/fraud/rules/${rule.id}`);
+    const item = await ok('POST', '/v1/fraud/lists', { body: { kind: 'client_ip', value: '203.0.113.0/24', note: 'card testing' } });
+    await ok('GET', '/v1/fraud/lists?kind=client_ip');
+    await ok('GET', `/v1/fraud/lists/${item.id}`);
+    await ok('DELETE', `/v1/fraud/lists/${item.id}`);
 
     const emails = await ok('GET', `/v1/emails?related_object=${invoice.id}`);
     expect(emails.data.length).toBeGreaterThan(0);
@@ -207,7 +242,10 @@ describe('the running service against its OpenAPI document', () => {
     await ok('POST', `/v1/events/${event.id}/resend`, { body: { endpoint_id: endpoint.id } });
     await ok('GET', `/v1/webhook-endpoints/${endpoint.id}/deliveries?status=PENDING`);
     await ok('POST', `/v1/webhook-endpoints/${endpoint.id}/retry-failed`, { body: { since: event.created - 60 } });
+    await ok('GET', `/v1/webhook-endpoints/${endpoint.id}/stats`);
     await ok('DELETE', `/v1/webhook-endpoints/${endpoint.id}`);
+    // The audit log holds the endpoint's changes (issue 25).
+    await ok('GET', '/v1/audit-events?limit=5&action=webhook_endpoint.deleted');
   });
 
   it('when a payer starts an installment plan on a link page, then the plan reads, lists, updates and cancels as the document says', async () => {

@@ -1,10 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { MAX_BODY_DEPTH, MAX_UNIX_SECONDS } from '../../src/lib/validate.ts';
-import { createSession } from '../checkout/helpers.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { createLink } from '../payment-links/helpers.ts';
 import { nestedText } from './hostile.ts';
 import { pathOf, Payer } from '../helpers/payer.ts';
+import { createLink, createSession } from '../helpers/factories.ts';
 
 // The inputs issue 9 found answering 500, each now a 400 naming its parameter.
 const t = useTestServer();

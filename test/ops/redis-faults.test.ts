@@ -1,17 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession } from '../checkout/helpers.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { createLink, payThroughLink } from '../payment-links/helpers.ts';
-import { createEndpoint } from '../webhooks/helpers.ts';
-import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
-import { startPrivateRedis } from './private-redis.ts';
-import { Payer } from '../helpers/payer.ts';
+import { Payer, payThroughLink } from '../helpers/payer.ts';
 import { eventually } from '../helpers/wait.ts';
+import { createEndpoint, createLink, createSession } from '../helpers/factories.ts';
+import { useReceiver } from '../helpers/receiver.ts';
+import { usePrivateRedis } from '../helpers/private-redis.ts';
 
 // The running service (web and every worker, with its own schedules) on a Redis of this file
 // alone, which the tests flush, stop and start again. Nothing here calls a repair function.
-let redis: Awaited<ReturnType<typeof startPrivateRedis>>;
-let receiver: Receiver;
+const redis = usePrivateRedis();
+const receiver = useReceiver(() => (failing ? 500 : 200));
 let failing = true;
 let key: string;
 let accountId: string;
@@ -19,14 +17,6 @@ let endpointId: string;
 
 // After hooks run in reverse order: the server closes (on its Redis, started again) before that
 // Redis and the receiver go.
-beforeAll(async () => {
-  redis = await startPrivateRedis();
-  receiver = await startReceiver(() => (failing ? 500 : 200));
-});
-afterAll(async () => {
-  await redis?.dispose();
-  await receiver?.close();
-});
 const t = useTestServer(() => ({
   workers: true,
   env: {
@@ -88,7 +78,7 @@ describe('Redis flushed', () => {
     const got = receivedIds();
     for (const r of rows) expect(got.has(r.event_id)).toBe(true);
 
-    for (const [queue, id] of [['reconcile', 'reconcile'], ['processor', 'processor-customers'], ['maintenance', 'idempotency-cleanup']] as const) {
+    for (const [queue, id] of [['reconcile', 'reconcile'], ['processor', 'processor-customers'], ['maintenance', 'retention']] as const) {
       expect(await t.s.queues.get(queue).getJobScheduler(id), id).toBeDefined();
     }
   }, 60_000);
@@ -200,7 +190,7 @@ describe('stopping while Redis is down', () => {
   it('when Redis is down, then the workers still close (and let the process exit)', async () => {
     await redis.stop();
     // Let every worker connection reach its wait before reconnecting, where ioredis used to hang a close.
-    await new Promise((r) => setTimeout(r, 1500));
+    await new Promise((r) => setTimeout(r, 1500)); // fault drill: the time is the subject (connections in their reconnect wait)
     const closed = await Promise.race([t.workers!.close().then(() => true), new Promise((r) => setTimeout(() => r(false), 5000))]);
     expect(closed).toBe(true);
   }, 30_000);

@@ -1,14 +1,17 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { root } from '../helpers/process.ts';
 
 // Issue 15, point 7: `npm start` on a machine with neither Postgres nor Redis. The machine's own
 // services stay untouched: the service runs in a network namespace of its own, where nothing
-// listens on 5432 or 6379, with its data folder (LOCAL_DATA_DIR) in a temporary folder.
+// listens on 5432 or 6379. Issue 23, point 6: as root, from a clone of the project in a folder the
+// postgres user cannot enter (a 0700 `mktemp -d`, as root's home in most containers), with no
+// setting: the data folder and a copy of the binaries go where that user can reach them. The clone
+// is this worktree's files with node_modules hard-linked (what `npm ci` would have put there).
 
 const NS = `zs-${process.pid}-${randomBytes(3).toString('hex')}`;
 const IP = (() => {
@@ -33,7 +36,26 @@ function makeNamespace(): string | null {
 const unavailable = makeNamespace();
 
 const tmp = mkdtempSync(join(tmpdir(), 'zero-setup-'));
-chmodSync(tmp, 0o755); // as root, the embedded PostgreSQL runs as the postgres user, which must get through
+chmodSync(tmp, 0o755); // the folders given as LOCAL_DATA_DIR below: the postgres user gets through
+const asRoot = process.getuid?.() === 0;
+
+/** The project cloned into a 0700 folder: the files git knows (untracked ones too), node_modules hard-linked. */
+function cloneProject(): string {
+  const home = mkdtempSync(join(tmpdir(), 'zero-setup-home-')); // 0700, as mktemp -d makes it
+  const clone = join(home, 'payments-service');
+  mkdirSync(clone);
+  const files = execFileSync('git', ['ls-files', '-co', '--exclude-standard', '-z'], { cwd: root, encoding: 'utf8' }).split('\0').filter((f) => f && !f.startsWith('node_modules/'));
+  for (const f of files) {
+    if (!existsSync(join(root, f))) continue; // deleted in the worktree
+    mkdirSync(dirname(join(clone, f)), { recursive: true });
+    copyFileSync(join(root, f), join(clone, f));
+  }
+  execFileSync('cp', ['-al', join(root, 'node_modules'), join(clone, 'node_modules')]);
+  return clone;
+}
+const clone = unavailable || !asRoot ? root : cloneProject();
+/** The data folder the service chose for itself (first test): under /var/lib/payments-service. */
+let data = '';
 const started: ChildProcess[] = [];
 
 interface Proc {
@@ -44,7 +66,7 @@ interface Proc {
 
 /** A Node 24 script of the project, run inside the namespace. */
 function inNs(script: string, args: string[], env: NodeJS.ProcessEnv): Proc {
-  const child = spawn(IP, ['netns', 'exec', NS, process.execPath, script, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(IP, ['netns', 'exec', NS, process.execPath, script, ...args], { cwd: clone, env, stdio: ['ignore', 'pipe', 'pipe'] });
   started.push(child);
   let stdout = '';
   let stderr = '';
@@ -109,9 +131,10 @@ const serviceLines = (out: string) =>
     .map((l) => (l.startsWith('{') ? (JSON.parse(l) as { msg: string }).msg : l));
 
 afterAll(async () => {
+  const chosen = data;
   for (const c of started) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   // Whatever the data folders still run (a failed assertion, a crash drill): a PostgreSQL, a redis-server.
-  for (const data of [join(tmp, 'data'), join(tmp, 'handover'), join(tmp, 'prod'), join(tmp, 'noredis')]) {
+  for (const data of [chosen, join(tmp, 'handover'), join(tmp, 'prod'), join(tmp, 'noredis')].filter(Boolean)) {
     const pm = readPid(join(data, 'postgres', 'postmaster.pid'));
     if (pm && alive(pm) && readFileSync(`/proc/${pm}/cmdline`, 'utf8').includes(data)) process.kill(pm, 'SIGQUIT');
     const rd = redisPid(data);
@@ -125,21 +148,24 @@ afterAll(async () => {
     }
   }
   rmSync(tmp, { recursive: true, force: true });
+  if (clone !== root) rmSync(dirname(clone), { recursive: true, force: true });
+  if (chosen) rmSync(chosen, { recursive: true, force: true });
 }, 30_000);
 
-const suite = unavailable ? describe.skip : describe;
-suite(`zero set-up: npm start with neither Postgres nor Redis${unavailable ? ` (skipped: ${unavailable})` : ''}`, () => {
-  const data = join(tmp, 'data');
-  const env = { PATH: process.env.PATH, LOCAL_DATA_DIR: data, PORT: '3000', LOG_LEVEL: 'info' };
+const skipped = unavailable ?? (asRoot ? null : 'not root: the fresh machine of issue 23 is root in a 0700 folder');
+const suite = skipped ? describe.skip : describe;
+suite(`zero set-up: npm start with neither Postgres nor Redis${skipped ? ` (skipped: ${skipped})` : ''}`, () => {
+  // No LOCAL_DATA_DIR: the service chooses (the first test); the others give one in `tmp`.
+  // A public-looking address: the embedded services alone say this is a developer's machine (issue 21).
+  const env = { PATH: process.env.PATH, PORT: '3000', LOG_LEVEL: 'info', PUBLIC_BASE_URL: 'https://pay.example.com' };
   const start = () => inNs('src/main.ts', [], env);
   const stop = async (svc: Proc) => {
     svc.child.kill('SIGTERM');
     return svc.done;
   };
-  const pgdata = join(data, 'postgres');
 
   it(
-    'when nothing answers on 5432 and 6379, then npm start runs an embedded PostgreSQL and redis-server, keeps the data across a restart, a crash and a stale postmaster.pid, and stops them on SIGTERM',
+    'when nothing answers on 5432 and 6379 and root runs npm start from a 0700 folder with no setting, then it runs an embedded PostgreSQL (data and binaries where the postgres user reaches them, named in its line) and redis-server, keeps the data across a restart, a crash and a stale postmaster.pid, and stops them on SIGTERM',
     async () => {
       // First start: a new cluster (initdb), each service announced by one line.
       let t = Date.now();
@@ -148,10 +174,20 @@ suite(`zero set-up: npm start with neither Postgres nor Redis${unavailable ? ` (
       const firstMs = Date.now() - t;
       const lines = serviceLines(first.out());
       expect(lines, first.out()).toHaveLength(2);
-      expect(lines[0]).toMatch(/^no DATABASE_URL and nothing on 127\.0\.0\.1:5432: created and started the embedded PostgreSQL 15 on 127\.0\.0\.1:\d+, data in .*\/data\/postgres$/);
+      // The clone's .data is out of the postgres user's reach: the data and a copy of the binaries
+      // go to a folder of the project's own under /var/lib/payments-service, named in the line.
+      const line = new RegExp(
+        `^no DATABASE_URL and nothing on 127\\.0\\.0\\.1:5432: created and started the embedded PostgreSQL 15 on 127\\.0\\.0\\.1:\\d+, ` +
+          `data in (/var/lib/payments-service/payments-service-data-[0-9a-f]{8})/postgres; binaries in \\1/postgres-binaries-[\\w.-]+ ` +
+          `\\(outside the project: ${dirname(clone)} is closed to the OS user postgres, which runs PostgreSQL under root\\)$`,
+      );
+      expect(lines[0]).toMatch(line);
+      data = line.exec(lines[0]!)![1]!;
+      const pgdata = join(data, 'postgres');
+      expect(statSync(dirname(clone)).mode & 0o777).toBe(0o700);
       expect(lines[1]).toMatch(/^no REDIS_URL and nothing on 127\.0\.0\.1:6379: started redis-server on 127\.0\.0\.1:\d+ \(no persistence\)$/);
       expect(await call('/healthz')).toMatchObject({ status: 200 });
-      expect(await call('/readyz')).toEqual({ status: 200, body: { status: 'ok', checks: { postgres: 'ok', redis: 'ok' } } });
+      expect(await call('/readyz')).toEqual({ status: 200, body: { status: 'ok', checks: { postgres: 'ok', redis: 'ok' }, repair: expect.any(Object), config: expect.objectContaining({ production: false }) } });
 
       // keys:create while it runs uses the same PostgreSQL and names the new account.
       const k = await inNs('scripts/create-key.ts', ['--mode', 'test', '--name', 'Tea Room'], env).done;
@@ -163,6 +199,9 @@ suite(`zero set-up: npm start with neither Postgres nor Redis${unavailable ? ` (
       const created = await call('/v1/customers', { method: 'POST', headers: auth, body: JSON.stringify({ email: 'ada@example.com' }) });
       expect(created.status, JSON.stringify(created.body)).toBe(200);
       const customer = created.body.id as string;
+      // On the embedded services, test-mode webhook endpoints may be local by default.
+      const local = await call('/v1/webhook-endpoints', { method: 'POST', headers: auth, body: JSON.stringify({ url: 'http://127.0.0.1:4000/hooks', enabled_events: ['*'] }) });
+      expect(local.status, JSON.stringify(local.body)).toBe(200);
 
       const postmaster = readPid(join(pgdata, 'postmaster.pid'))!;
       const redis = redisPid(data)!;

@@ -3,7 +3,7 @@ import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DESKTOP, launchBrowser, PHONE, withPage } from '../helpers/browser.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { createSession, teaRoomOrder } from '../checkout/helpers.ts';
+import { createSession, teaRoomOrder } from '../helpers/factories.ts';
 
 // A branded checkout page in Chromium: the logo loads from its https origin (served here by
 // Playwright's request interception, as the sandbox has no network), the Pay button wears the brand
@@ -20,7 +20,7 @@ let browser: Browser;
 beforeAll(async () => {
   const a = await t.account();
   key = a.test;
-  const res = await t.request('PATCH', '/v1/account', { key, body: { business_name: 'Tea & Co', brand_color: '#0b6b3a', logo_url: LOGO } });
+  const res = await t.request('PATCH', '/v1/account', { key: a.live, body: { business_name: 'Tea & Co', brand_color: '#0b6b3a', logo_url: LOGO } });
   expect(res.status).toBe(200);
   browser = await launchBrowser();
   await mkdir(SHOTS, { recursive: true });

@@ -1,23 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { emailWorker } from '../../workers/email.ts';
 import { brandCss, brandCssHash, PAGE_CSS_HASH } from '../../src/pages/layout.ts';
-import { createSession } from '../checkout/helpers.ts';
-import { sentInvoice } from '../invoices/page-helpers.ts';
-import { createLink } from '../payment-links/helpers.ts';
 import { Payer, pathOf, type PageAnswer } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
+import { useSmtp } from '../helpers/smtp.ts';
+import { createLink, createSession, sentInvoice } from '../helpers/factories.ts';
 
 // The account's branding on the hosted checkout, payment link and invoice pages (and their CSP),
 // and its support_email as the Reply-To of its emails, sent over real SMTP (an in-process server).
 
-let smtp: TestSmtp;
-beforeAll(async () => {
-  smtp = await startSmtp();
-});
-afterAll(async () => {
-  await smtp.close();
-});
+const smtp = useSmtp();
 const t = useTestServer(() => ({ workers: [emailWorker], env: { SMTP_URL: smtp.url, EMAIL_FROM: 'receipts@pay.example' } }));
 
 const BRAND = { business_name: 'Tea & Co', support_email: 'help@tea.example', brand_color: '#ffd400', logo_url: 'https://cdn.tea.example/brand/logo.png?v=3' };
@@ -27,7 +19,7 @@ let plain: { accountId: string; test: string; live: string };
 beforeAll(async () => {
   branded = await t.account();
   plain = await t.account();
-  const res = await t.request('PATCH', '/v1/account', { key: branded.test, body: BRAND });
+  const res = await t.request('PATCH', '/v1/account', { key: branded.live, body: BRAND });
   expect(res.status).toBe(200);
 });
 

@@ -7,8 +7,9 @@ import { useTestServer, type TestServer } from '../helpers/server.ts';
 import { pathOf, Payer } from '../helpers/payer.ts';
 import { sleep } from '../helpers/wait.ts';
 import { createLink } from './helpers.ts';
+import { DIGITS } from '../helpers/cards.ts';
 
-const DECLINE = '4000000000000002';
+const DECLINE = DIGITS.declined;
 
 /** One browser at one client address (X-Forwarded-For, believed only when TRUST_PROXY allows). */
 class Client extends Payer {
@@ -134,7 +135,7 @@ describe('card testing through a link, with the default limits', () => {
     const opened = await payer.openSession(path);
     expect(opened.status).toBe(303);
     expect((await payer.tryCard(opened.sessionId!, DECLINE)).status).toBe(402);
-    expect((await payer.tryCard(opened.sessionId!, '4242424242424242')).status).toBe(303);
+    expect((await payer.tryCard(opened.sessionId!, DIGITS.visa)).status).toBe(303);
     const [session] = await t.sql`select status from checkout_sessions where id = ${opened.sessionId}`;
     expect(session!.status).toBe('COMPLETE');
   });
@@ -197,7 +198,7 @@ async function startRedis(port: number): Promise<ChildProcess> {
       return child;
     } catch (err) {
       if (i > 50) throw err;
-      await new Promise((r) => setTimeout(r, 100));
+      await new Promise((r) => setTimeout(r, 100)); // a poll until the private Redis answers (fault drill)
     }
   }
 }
@@ -226,7 +227,7 @@ describe('Redis down', () => {
   afterAll(async () => {
     // A fresh Redis on the same port lets the server close cleanly.
     if (exited(redis)) redis = await startRedis(port);
-    for (let i = 0; i < 100 && t.s.redis.status !== 'ready'; i++) await sleep(100);
+    for (let i = 0; i < 100 && t.s.redis.status !== 'ready'; i++) await sleep(100); // a poll until the client has reconnected
   });
 
   it('when Redis stops, then the limits are counted in memory: answered at once, and still refused past the limit', async () => {

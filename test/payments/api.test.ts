@@ -7,9 +7,10 @@ import { createApp } from '../../src/app.ts';
 import { syncProcessorCustomers } from '../../src/processor/customers.ts';
 import { processorWorker } from '../../workers/processor.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { createSession } from '../checkout/helpers.ts';
 import { Payer } from '../helpers/payer.ts';
 import { eventually } from '../helpers/wait.ts';
+import { createSession } from '../helpers/factories.ts';
+import { CARDS, DIGITS } from '../helpers/cards.ts';
 
 const t = useTestServer({ workers: [processorWorker as never] });
 let key: string;
@@ -17,7 +18,7 @@ beforeAll(async () => {
   key = (await t.account()).test;
 });
 
-async function paidSession(k: string, body: Record<string, unknown> = {}, card = '4242424242424242') {
+async function paidSession(k: string, body: Record<string, unknown> = {}, card = DIGITS.visa) {
   const cs = await createSession(t, k, body);
   await new Payer(t).pay(cs.id, { card_number: card });
   return cs;
@@ -29,7 +30,7 @@ describe('GET /v1/payments', () => {
     const cus = (await t.request('POST', '/v1/customers', { key: a.test, body: { email: 'p@example.com' } })).body;
     await paidSession(a.test, { customer_id: cus.id });
     await paidSession(a.test);
-    await paidSession(a.test, { customer_id: cus.id }, '4000000000000002');
+    await paidSession(a.test, { customer_id: cus.id }, DIGITS.declined);
     await paidSession(a.test, { customer_id: cus.id });
     const all = (await t.request('GET', '/v1/payments', { key: a.test })).body;
     expect(all).toMatchObject({ object: 'list', url: '/v1/payments', has_more: false });
@@ -108,10 +109,10 @@ describe('logs', () => {
     try {
       const cs = await createSession(t, key);
       const payer = new Payer({ ...t, url });
-      await payer.pay(cs.id, { card_number: '4000 0000 0000 0002', cvc: '731' });
-      await payer.pay(cs.id, { card_number: '4242 4242 4242 4241', cvc: '731' });
-      await payer.pay(cs.id, { card_number: '4000 0000 0000 3220', cvc: '731' });
-      await payer.post(`/checkout/${cs.id}/pay`, { card_number: '4242424242424242'.repeat(600), cvc: '731' });
+      await payer.pay(cs.id, { card_number: CARDS.declined, cvc: '731' });
+      await payer.pay(cs.id, { card_number: CARDS.invalidNumber, cvc: '731' });
+      await payer.pay(cs.id, { card_number: CARDS.threeDS, cvc: '731' });
+      await payer.post(`/checkout/${cs.id}/pay`, { card_number: DIGITS.visa.repeat(600), cvc: '731' });
     } finally {
       server.close();
     }

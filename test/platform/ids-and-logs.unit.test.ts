@@ -2,6 +2,7 @@ import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { isId, newId } from '../../src/lib/ids.ts';
 import { createLogger } from '../../src/lib/logger.ts';
+import { DIGITS } from '../helpers/cards.ts';
 
 describe('ids', () => {
   it('when many ids are minted in one millisecond, then they are unique and sort in minting order', () => {
@@ -22,7 +23,7 @@ describe('ids', () => {
 
   it('when ids are minted a millisecond apart, then the time part orders them', async () => {
     const a = newId('evt');
-    await new Promise((r) => setTimeout(r, 2));
+    await new Promise((r) => setTimeout(r, 2)); // the subject: ids minted in two different milliseconds
     const b = newId('evt');
     expect(a.slice(4, 14) < b.slice(4, 14)).toBe(true);
   });
@@ -36,7 +37,7 @@ describe('logs', () => {
     log.info(
       {
         req: { headers: { authorization: 'Bearer sk_test_SECRET0000000000000000000000000' } },
-        body: { card_number: '4242424242424242', cvc: '123', exp: '12/30' },
+        body: { card_number: DIGITS.visa, cvc: '123', exp: '12/30' },
         endpoint: { signing_secret: 'whsec_SECRET' },
         key: 'sk_live_SECRET',
       },

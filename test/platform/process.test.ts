@@ -25,7 +25,7 @@ async function waitFor(url: string, child: ChildProcess) {
     } catch {
       /* not up yet */
     }
-    await new Promise((r) => setTimeout(r, 100));
+    await new Promise((r) => setTimeout(r, 100)); // a poll until the process answers
   }
   throw new Error(`${url} never answered`);
 }
@@ -73,6 +73,7 @@ describe('the service as a process', () => {
       sock.write(
         `POST /v1/customers HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${secret}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body.slice(0, 5)}`,
       );
+      // A drill of shutdown under a slow client: the pauses are the client's pace, not a wait for work.
       await new Promise((r) => setTimeout(r, 200));
       svc.child.kill('SIGTERM');
       await new Promise((r) => setTimeout(r, 300));

@@ -1,25 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { postgresProxy } from '../helpers/postgres-proxy.ts';
 import { secondWebApp, useTestServer } from '../helpers/server.ts';
-import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
+import { useSmtp } from '../helpers/smtp.ts';
 import { eventually } from '../helpers/wait.ts';
-import { startPrivateRedis } from '../ops/private-redis.ts';
 import { createCustomer, PortalClient, signedIn } from './helpers.ts';
+import { usePrivateRedis } from '../helpers/private-redis.ts';
 
 // The portal when its dependencies blink: Redis down (a Redis of this file alone, stopped), and
 // Postgres unreachable (a second web app reaches it through a TCP proxy this test closes). Nothing
 // here calls a repair function: the running workers do the work.
 
-let redis: Awaited<ReturnType<typeof startPrivateRedis>>;
-let smtp: TestSmtp;
-beforeAll(async () => {
-  redis = await startPrivateRedis();
-  smtp = await startSmtp();
-});
-afterAll(async () => {
-  await redis?.dispose();
-  await smtp?.close();
-});
+const redis = usePrivateRedis();
+const smtp = useSmtp();
 const t = useTestServer(() => ({ workers: true, env: { REDIS_URL: redis.url, RECONCILE_INTERVAL_MS: '1000', SMTP_URL: smtp.url } }));
 // After-all hooks run last first: Redis is started again before the server's clean-up, which needs it.
 afterAll(async () => {

@@ -1,20 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Payer, pathOf } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
-import { CARD_3DS, createInstallmentLink, startPlan } from '../installments/helpers.ts';
+import { useSmtp } from '../helpers/smtp.ts';
 import { pageText, PortalClient } from './helpers.ts';
+import { CARDS } from '../helpers/cards.ts';
+import { createInstallmentLink } from '../helpers/factories.ts';
+import { startPlan } from '../helpers/plans.ts';
 
 // Issue 16's check: an installment plan made by a payer on a link page, its customer signed in to
 // the portal by the emailed magic link, the card replaced there (3-D Secure included); another
 // customer of the same account cannot reach the plan or replace its card.
-let smtp: TestSmtp;
-beforeAll(async () => {
-  smtp = await startSmtp();
-});
-afterAll(async () => {
-  await smtp?.close();
-});
+const smtp = useSmtp();
 const t = useTestServer(() => ({ workers: true, env: { SMTP_URL: smtp.url } }));
 
 /** Asks for a link on the portal page and follows the one emailed: a signed-in client. */
@@ -62,7 +58,7 @@ describe('a plan made on a link page, in its customer\'s portal', () => {
     const checkout = pathOf(opened.location!);
     const payer = new Payer(t);
     await payer.get(checkout);
-    const saved = await payer.post(`${checkout}/pay`, { email: 'plan.payer@example.com', name: 'Pat Payer', card_number: CARD_3DS, expiry: '12/34', cvc: '123' });
+    const saved = await payer.post(`${checkout}/pay`, { email: 'plan.payer@example.com', name: 'Pat Payer', card_number: CARDS.threeDS, expiry: '12/34', cvc: '123' });
     const setup = /setup=(seti_[0-9a-z]+)/.exec(saved.location ?? '')?.[1];
     expect(setup, `${saved.status} ${saved.location}`).toBeTruthy();
     await payer.get(pathOf(saved.location!));

@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { newId } from '../../src/lib/ids.ts';
-import { createSession } from '../checkout/helpers.ts';
-import { pathOf, Payer } from '../helpers/payer.ts';
+import { pathOf, Payer, payInvoice } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { payInvoice } from '../invoices/page-helpers.ts';
-import { createCustomer, livePayment, merchantLink, pageText, paidPayment, PortalClient, sentInvoice, signedIn } from './helpers.ts';
+import { createCustomer, createSession, paidPayment, sentInvoice } from '../helpers/factories.ts';
+import { livePayment, merchantLink, pageText, PortalClient, signedIn } from './helpers.ts';
+import { CARDS } from '../helpers/cards.ts';
 
 // What a signed-in customer sees, and what they can never reach: another customer's records, another
 // account's, the other mode's. Every record page of one is refused to the others with the 404 page a
@@ -47,8 +47,8 @@ let receiptSession: string;
 
 async function records(accountId: string, key: string, email: string, label: string, livemode = false): Promise<Records> {
   const cus = await createCustomer(t, key, { email, first_name: label });
-  const payment = livemode ? await livePayment(t, accountId, cus.id) : (await paidPayment(t, key, cus.id, { amount: 1234, description: `${label}'s order` })).id;
-  const invoice = await sentInvoice(t, key, cus.id, { description: `${label}'s invoice` });
+  const payment = livemode ? await livePayment(t, accountId, cus.id) : (await paidPayment(t, key, { customer_id: cus.id, amount: 1234, description: `${label}'s order` })).paymentId;
+  const invoice = await sentInvoice(t, key, { customer_id: cus.id, description: `${label}'s invoice`, due_date: undefined, line_items: [{ name: 'Design review', quantity: 2, amount: 3000 }] });
   return { accountId, key, customer: cus.id, payment, invoice: invoice.id, plan: await plan(accountId, key, livemode, cus.id, `${label}'s plan`) };
 }
 
@@ -62,16 +62,16 @@ beforeAll(async () => {
   liveTwin = await records(a.accountId, a.live, 'ada@example.com', 'Ada-live', true);
 
   // More of mine: a paid invoice (paid on its hosted page) and a payment partly refunded.
-  const inv = await sentInvoice(t, a.test, mine.customer, { description: 'Tea tasting', line_items: [{ name: 'Tasting for two', quantity: 1, amount: 4500 }] });
+  const inv = await sentInvoice(t, a.test, { customer_id: mine.customer, due_date: undefined, description: 'Tea tasting', line_items: [{ name: 'Tasting for two', quantity: 1, amount: 4500 }] });
   if ((await payInvoice(t, inv.hosted_invoice_url)).paid.status !== 303) throw new Error('invoice not paid');
   paidInvoice = inv;
-  const refunded = await paidPayment(t, a.test, mine.customer, { amount: 5000, description: 'Teapot' });
-  refundedPayment = refunded.id;
+  const refunded = await paidPayment(t, a.test, { customer_id: mine.customer, amount: 5000, description: 'Teapot' });
+  refundedPayment = refunded.paymentId;
   receiptSession = refunded.sessionId;
-  const refund = await t.request('POST', '/v1/refunds', { key: a.test, body: { payment_id: refunded.id, amount: 1500 } });
+  const refund = await t.request('POST', '/v1/refunds', { key: a.test, body: { payment_id: refunded.paymentId, amount: 1500 } });
   if (refund.status !== 200) throw new Error(`refund: ${refund.status}`);
   await t.sql`update refunds set status = 'SUCCEEDED' where id = ${refund.body.id}`;
-  await t.sql`update payments set amount_refunded_cents = 1500 where id = ${refunded.id}`;
+  await t.sql`update payments set amount_refunded_cents = 1500 where id = ${refunded.paymentId}`;
 });
 
 const portal = (r: Records) => `/portal/${r.accountId}`;
@@ -260,7 +260,7 @@ describe("replacing an active plan's card", () => {
     const checkout = pathOf(opened.location!);
     const payer = new Payer(t);
     expect((await payer.get(checkout)).html).toContain('Save card');
-    const saved = await payer.post(`${checkout}/pay`, { email: 'ada@example.com', name: 'Ada Lovelace', card_number: '4000 0000 0000 3220', expiry: '12/34', cvc: '123' });
+    const saved = await payer.post(`${checkout}/pay`, { email: 'ada@example.com', name: 'Ada Lovelace', card_number: CARDS.threeDS, expiry: '12/34', cvc: '123' });
     expect(saved.status).toBe(303);
     const setup = /setup=(seti_[0-9a-z]+)/.exec(saved.location!)![1]!;
     await payer.get(pathOf(saved.location!));

@@ -1,18 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { cardBrand, luhn, parseCardForm } from '../../src/processor/cards.ts';
+import { CARDS, DIGITS } from '../helpers/cards.ts';
 
 const NOW = new Date(Date.UTC(2030, 5, 15));
-const form = { email: 'payer@example.com', name: 'Ada Lovelace', card_number: '4242 4242 4242 4242', expiry: '12/34', cvc: '123' };
+const form = { email: 'payer@example.com', name: 'Ada Lovelace', card_number: CARDS.visa, expiry: '12/34', cvc: '123' };
 
 describe('card checks of the hosted form', () => {
   it('when numbers are checked, then Luhn accepts the test cards and refuses a changed digit', () => {
-    for (const n of ['4242424242424242', '4000000000000002', '4000002500003155', '5555555555554444', '378282246310005']) expect(luhn(n)).toBe(true);
-    expect(luhn('4242424242424241')).toBe(false);
+    for (const n of [DIGITS.visa, DIGITS.declined, DIGITS.threeDSAlt, '5555555555554444', '378282246310005']) expect(luhn(n)).toBe(true);
+    expect(luhn(DIGITS.invalidNumber)).toBe(false);
     expect(luhn('5555555555554445')).toBe(false);
   });
 
   it.each([
-    ['4242424242424242', 'visa'],
+    [DIGITS.visa, 'visa'],
     ['5555555555554444', 'mastercard'],
     ['2223003122003222', 'mastercard'],
     ['378282246310005', 'amex'],
@@ -27,13 +28,13 @@ describe('card checks of the hosted form', () => {
 
   it('when the form is valid, then the card is answered with spaces and dashes removed and the name tidied', () => {
     expect(parseCardForm({ ...form, card_number: '4242-4242 4242-4242', name: '  Ada   Lovelace ', email: ' payer@example.com ' }, NOW)).toEqual({
-      card: { number: '4242424242424242', expMonth: 12, expYear: 2034, cvc: '123', name: 'Ada Lovelace' },
+      card: { number: DIGITS.visa, expMonth: 12, expYear: 2034, cvc: '123', name: 'Ada Lovelace' },
       email: 'payer@example.com',
     });
   });
 
   it('when every field is wrong, then each gets its own message', () => {
-    const r = parseCardForm({ email: 'nope', name: ' ', card_number: '4242424242424241', expiry: '1234', cvc: '12' }, NOW);
+    const r = parseCardForm({ email: 'nope', name: ' ', card_number: DIGITS.invalidNumber, expiry: '1234', cvc: '12' }, NOW);
     expect(r).toEqual({
       errors: {
         email: 'Enter a valid email address.',

@@ -5,7 +5,7 @@ const LIVE = { STRIPE_SECRET_KEY: 'sk_live_abc', STRIPE_PUBLISHABLE_KEY: 'pk_liv
 
 describe('Stripe settings', () => {
   it('when no Stripe setting is given, then both modes have no keys and the URLs are Stripe\'s', () => {
-    expect(loadConfig({}).stripe).toEqual({ live: null, test: null, apiUrl: 'https://api.stripe.com', jsUrl: 'https://js.stripe.com/v3/' });
+    expect(loadConfig({}).stripe).toEqual({ live: null, test: null, apiUrl: 'https://api.stripe.com', jsUrl: 'https://js.stripe.com/v3/', defaultUrls: true });
   });
 
   it('when the three live settings are given, then live has its keys; empty test settings count as unset', () => {

@@ -1,27 +1,21 @@
-import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession } from '../checkout/helpers.ts';
+import { useLogCapture } from '../helpers/logs.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { LIVE_KEYS, StripeStandIn, stripeEnv } from '../helpers/stripe/api.ts';
 import { eventually } from '../helpers/wait.ts';
-import { createLogger } from '../../src/lib/logger.ts';
 import { syncProcessorCustomers } from '../../src/processor/customers.ts';
 import { settleStuckPayments } from '../../src/checkout/settle.ts';
 import { reconcileExpiredIntents } from '../../src/checkout/intents.ts';
 import { settleRefundJob } from '../../src/refunds/settle.ts';
 import { STRIPE_WEBHOOK_PATH } from '../../src/processor-events/routes.ts';
-import { CARD_3DS, CARD_DECLINE, CARD_FUNDS, CARD_OK, delivered, ElementPayer, eventTypes, paymentsOf, preparedLiveSession, sessionRow } from './helpers.ts';
+import { delivered, ElementPayer, eventTypes, paymentsOf, preparedLiveSession, sessionRow } from './helpers.ts';
+import { createSession } from '../helpers/factories.ts';
+import { DIGITS } from '../helpers/cards.ts';
 
 // The service with live Stripe keys, its stripe-node pointed at a local stand-in of Stripe's API
 // (STRIPE_API_URL), which sends its signed events to the service's webhook. No network.
 const api = new StripeStandIn();
-const lines: string[] = [];
-const capture = new Writable({
-  write(chunk: Buffer, _enc, done) {
-    lines.push(chunk.toString('utf8'));
-    done();
-  },
-});
+const capture = useLogCapture('debug');
 beforeAll(async () => {
   await api.start();
 });
@@ -29,7 +23,7 @@ afterAll(async () => {
   await api.close();
 });
 
-const t = useTestServer(() => ({ env: stripeEnv(api), log: createLogger('debug', capture) }));
+const t = useTestServer(() => ({ env: stripeEnv(api), log: capture.log }));
 let live: string;
 let test: string;
 beforeAll(async () => {
@@ -92,7 +86,7 @@ describe('the Stripe processor in live mode', () => {
 
   it('when the card succeeds and the webhook comes first, then the return redirects to success_url and the session completes once, with the card from Stripe', async () => {
     const { cs, payer } = await preparedLiveSession(t, live);
-    expect((await confirmInBrowser(payer, CARD_OK)).status).toBe('succeeded');
+    expect((await confirmInBrowser(payer, DIGITS.visa)).status).toBe('succeeded');
     await delivered(api, 'payment_intent.succeeded');
     const [p] = await paymentsOf(t, cs.id);
     expect(p).toMatchObject({ status: 'SUCCEEDED', card_brand: 'visa', card_last4: '4242', payment_intent_id: payer.intentId, processing_since: null });
@@ -106,7 +100,7 @@ describe('the Stripe processor in live mode', () => {
   it('when the return comes before the webhook, then the return settles it and the late webhook changes nothing', async () => {
     const { cs, payer } = await preparedLiveSession(t, live);
     api.holdEvents = true;
-    await confirmInBrowser(payer, CARD_OK);
+    await confirmInBrowser(payer, DIGITS.visa);
     const back = await payer.back();
     expect(back.status).toBe(303);
     const [p] = await paymentsOf(t, cs.id);
@@ -121,7 +115,7 @@ describe('the Stripe processor in live mode', () => {
 
   it('when the same webhook is delivered three more times, then one completion, one checkout.session.completed, one payment.succeeded', async () => {
     const { cs, payer } = await preparedLiveSession(t, live);
-    await confirmInBrowser(payer, CARD_OK);
+    await confirmInBrowser(payer, DIGITS.visa);
     await delivered(api, 'payment_intent.succeeded', 1);
     const ev = api.eventsOf('payment_intent.succeeded').find((e) => e.event.data.object.id === payer.intentId)!;
     const again = await Promise.all([api.deliver(ev.event), api.deliver(ev.event), api.deliver(ev.event)]);
@@ -135,7 +129,7 @@ describe('the Stripe processor in live mode', () => {
   it('when a webhook has a bad signature, then it answers 400 and nothing changes', async () => {
     const { cs, payer } = await preparedLiveSession(t, live);
     api.holdEvents = true;
-    await confirmInBrowser(payer, CARD_OK);
+    await confirmInBrowser(payer, DIGITS.visa);
     const [event] = api.held;
     api.held = [];
     api.holdEvents = false;
@@ -152,7 +146,7 @@ describe('the Stripe processor in live mode', () => {
 
   it('when the card is declined, then the payment fails with our code and message and the session stays OPEN for another try', async () => {
     const { cs, payer } = await preparedLiveSession(t, live);
-    await confirmInBrowser(payer, CARD_FUNDS);
+    await confirmInBrowser(payer, DIGITS.insufficientFunds);
     await delivered(api, 'payment_intent.payment_failed');
     const [p] = await paymentsOf(t, cs.id);
     expect(p).toMatchObject({ status: 'FAILED', failure_code: 'insufficient_funds', failure_message: 'Your card was declined: insufficient funds.' });
@@ -160,7 +154,7 @@ describe('the Stripe processor in live mode', () => {
     expect((await sessionRow(t, cs.id)).status).toBe('OPEN');
     // The payer tries again with a good card: a second attempt on the same intent succeeds.
     expect((await payer.prepare()).status).toBe(200);
-    await confirmInBrowser(payer, CARD_OK);
+    await confirmInBrowser(payer, DIGITS.visa);
     await eventually(async () => (await sessionRow(t, cs.id)).status === 'COMPLETE', 5000);
     expect((await paymentsOf(t, cs.id)).map((x) => x.status)).toEqual(['FAILED', 'SUCCEEDED']);
     expect([...api.intents.values()].filter((pi) => pi.metadata.checkout_session_id === cs.id)).toHaveLength(1);
@@ -170,7 +164,7 @@ describe('the Stripe processor in live mode', () => {
     const { cs, payer } = await preparedLiveSession(t, live);
     api.holdEvents = true;
     try {
-      await confirmInBrowser(payer, CARD_FUNDS); // declined in the browser; its event is held
+      await confirmInBrowser(payer, DIGITS.insufficientFunds); // declined in the browser; its event is held
       expect((await payer.prepare()).status).toBe(200); // the second press: the first attempt is settled FAILED, a new one starts
       await api.release(); // the first decline's event arrives only now
       await delivered(api, 'payment_intent.payment_failed');
@@ -181,7 +175,7 @@ describe('the Stripe processor in live mode', () => {
     expect(first).toMatchObject({ status: 'FAILED', failure_code: 'insufficient_funds' });
     expect(second).toMatchObject({ status: 'PENDING' });
     expect(second!.processing_since).not.toBeNull();
-    await confirmInBrowser(payer, CARD_OK);
+    await confirmInBrowser(payer, DIGITS.visa);
     expect((await payer.back()).location).toContain('/thanks');
     expect((await sessionRow(t, cs.id)).status).toBe('COMPLETE');
     expect((await paymentsOf(t, cs.id)).map((x) => x.status)).toEqual(['FAILED', 'SUCCEEDED']);
@@ -190,7 +184,7 @@ describe('the Stripe processor in live mode', () => {
 
   it('when the card asks for 3-D Secure, then the payment stays in flight until the payer passes it, then completes', async () => {
     const { cs, payer } = await preparedLiveSession(t, live);
-    expect((await confirmInBrowser(payer, CARD_3DS)).status).toBe('requires_action');
+    expect((await confirmInBrowser(payer, DIGITS.threeDSAlt)).status).toBe('requires_action');
     // A return (or the sweeper) meanwhile leaves it in flight: Stripe says requires_action.
     const early = await payer.back();
     expect(early.status).toBe(200);
@@ -206,7 +200,7 @@ describe('the Stripe processor in live mode', () => {
 
   it('when 3-D Secure fails, then the payment fails with authentication_failed', async () => {
     const { cs, payer } = await preparedLiveSession(t, live);
-    await confirmInBrowser(payer, CARD_3DS);
+    await confirmInBrowser(payer, DIGITS.threeDSAlt);
     api.authenticate(payer.intentId, 'fail');
     await eventually(async () => (await paymentsOf(t, cs.id))[0]!.status === 'FAILED', 5000);
     expect((await paymentsOf(t, cs.id))[0]).toMatchObject({ failure_code: 'authentication_failed' });
@@ -216,7 +210,7 @@ describe('the Stripe processor in live mode', () => {
   it('when Stripe is down at the return and the webhook is lost, then the payment stays in flight and the sweep settles it once Stripe is back', async () => {
     const { cs, payer } = await preparedLiveSession(t, live);
     api.holdEvents = true;
-    await confirmInBrowser(payer, CARD_OK);
+    await confirmInBrowser(payer, DIGITS.visa);
     api.held = []; // the webhook is lost
     api.holdEvents = false;
     api.down = 'error';
@@ -264,7 +258,7 @@ describe('the Stripe processor in live mode', () => {
     api.down = null;
     expect(api.intents.get(payer.intentId)!.status).toBe('requires_payment_method');
     // The payer's page was still open: Stripe.js confirms the intent.
-    await confirmInBrowser(payer, CARD_OK);
+    await confirmInBrowser(payer, DIGITS.visa);
     await delivered(api, 'payment_intent.succeeded', api.eventsOf('payment_intent.succeeded').length);
     const ps = await paymentsOf(t, cs.id);
     expect(ps).toHaveLength(1);
@@ -288,7 +282,7 @@ describe('the Stripe processor in live mode', () => {
 
   it('when a live payment is refunded through the API, then Stripe gets one refund keyed by our refund id and it succeeds', async () => {
     const { cs, payer } = await preparedLiveSession(t, live);
-    await confirmInBrowser(payer, CARD_OK);
+    await confirmInBrowser(payer, DIGITS.visa);
     await eventually(async () => (await sessionRow(t, cs.id)).status === 'COMPLETE', 5000);
     const [p] = await paymentsOf(t, cs.id);
     const res = await t.request('POST', '/v1/refunds', { key: live, body: { payment_id: p!.id, amount: 500 } });
@@ -303,7 +297,7 @@ describe('the Stripe processor in live mode', () => {
 
   it('when a dispute is opened at Stripe, then charge.dispute.created records it on the payment', async () => {
     const { cs, payer } = await preparedLiveSession(t, live);
-    await confirmInBrowser(payer, CARD_OK);
+    await confirmInBrowser(payer, DIGITS.visa);
     await eventually(async () => (await sessionRow(t, cs.id)).status === 'COMPLETE', 5000);
     const d = api.openDispute(payer.intentId);
     await delivered(api, 'charge.dispute.created', api.eventsOf('charge.dispute.created').length);
@@ -316,14 +310,14 @@ describe('the Stripe processor in live mode', () => {
   it('when the whole file has run, then no request the service sent carries a card number and no log line a key, webhook secret or client secret', async () => {
     const fromService = api.requests.filter((r) => String(r.headers.authorization ?? '').includes('sk_'));
     expect(fromService.length).toBeGreaterThan(10);
-    for (const card of [CARD_OK, CARD_DECLINE, CARD_FUNDS, CARD_3DS]) expect(fromService.filter((r) => r.body.includes(card) || r.path.includes(card))).toEqual([]);
+    for (const card of [DIGITS.visa, DIGITS.declined, DIGITS.insufficientFunds, DIGITS.threeDSAlt]) expect(fromService.filter((r) => r.body.includes(card) || r.path.includes(card))).toEqual([]);
     // The card went to Stripe only, from the browser's side (the publishable key).
-    expect(api.requests.filter((r) => r.body.includes(CARD_OK)).every((r) => String(r.headers.authorization).includes('pk_'))).toBe(true);
-    const log = lines.join('');
+    expect(api.requests.filter((r) => r.body.includes(DIGITS.visa)).every((r) => String(r.headers.authorization).includes('pk_'))).toBe(true);
+    const log = capture.text;
     expect(log.length).toBeGreaterThan(1000);
     for (const secret of [LIVE_KEYS.secretKey, LIVE_KEYS.webhookSecret, ...[...api.intents.values()].map((pi) => pi.client_secret as string)]) {
       expect(log).not.toContain(secret);
     }
-    for (const card of [CARD_OK, CARD_FUNDS, CARD_3DS]) expect(log).not.toContain(card);
+    for (const card of [DIGITS.visa, DIGITS.insufficientFunds, DIGITS.threeDSAlt]) expect(log).not.toContain(card);
   });
 });

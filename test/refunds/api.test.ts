@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { refundsWorker } from '../../workers/refunds.ts';
-import { createSession } from '../checkout/helpers.ts';
 import { eventObjects, eventsFor } from '../helpers/events.ts';
-import { Payer } from '../helpers/payer.ts';
+import { Payer, payThroughLink } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
-import { createLink, payThroughLink } from '../payment-links/helpers.ts';
-import { paidPayment, paymentRow, refund, refundRow, REFUNDS_FAIL_CARD } from './helpers.ts';
+import { paidPayment, paymentRow, refund, refundRow } from './helpers.ts';
+import { createLink, createSession } from '../helpers/factories.ts';
+import { CARDS } from '../helpers/cards.ts';
 
 const t = useTestServer({ workers: [refundsWorker] });
 let key: string;
@@ -119,7 +119,7 @@ describe('concurrent refunds', () => {
 
 describe('refunds that fail', () => {
   it('when the payment was made with 4000 0000 0000 5126, then the refund is PENDING, then FAILED with a failure_reason, and the amount is free again', async () => {
-    const { paymentId } = await paidPayment(t, key, { card: REFUNDS_FAIL_CARD });
+    const { paymentId } = await paidPayment(t, key, { card: CARDS.refundFails });
     const res = await refund(t, key, { payment_id: paymentId, amount: 500 });
     expect(res.body).toMatchObject({ status: 'PENDING' });
     const done = await settled(res.body.id);
@@ -180,7 +180,7 @@ describe('cancelling', () => {
 describe('errors', () => {
   it('when the payment is not SUCCEEDED, then 400 naming payment_id', async () => {
     const cs = await createSession(t, key);
-    await new Payer(t).pay(cs.id, { card_number: '4000 0000 0000 0002' });
+    await new Payer(t).pay(cs.id, { card_number: CARDS.declined });
     const [failed] = await t.sql`select id from payments where checkout_session_id = ${cs.id}`;
     const res = await refund(t, key, { payment_id: failed!.id });
     expect(res.status).toBe(400);

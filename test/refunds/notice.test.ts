@@ -1,18 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { emailWorker } from '../../workers/email.ts';
 import { refundsWorker } from '../../workers/refunds.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { startSmtp, type TestSmtp } from '../helpers/smtp.ts';
+import { useSmtp } from '../helpers/smtp.ts';
 import { eventually } from '../helpers/wait.ts';
-import { paidPayment, refund, REFUNDS_FAIL_CARD } from './helpers.ts';
+import { paidPayment, refund } from './helpers.ts';
+import { CARDS, DIGITS } from '../helpers/cards.ts';
 
-let smtp: TestSmtp;
-beforeAll(async () => {
-  smtp = await startSmtp();
-});
-afterAll(async () => {
-  await smtp.close();
-});
+const smtp = useSmtp();
 const t = useTestServer(() => ({ workers: [refundsWorker, emailWorker], env: { SMTP_URL: smtp.url } }));
 
 let key: string;
@@ -42,7 +37,7 @@ describe('refund notice', () => {
     expect(one.text).toContain('Original payment: $50.00');
     expect(one.text).toContain(`${t.url}/checkout/${sessionId}/receipt`);
     expect(one.html).toContain('$12.00');
-    expect(one.raw).not.toContain('4242424242424242');
+    expect(one.raw).not.toContain(DIGITS.visa);
 
     const second = (await refund(t, key, { payment_id: paymentId })).body;
     expect((await settled(second.id)).status).toBe('SUCCEEDED');
@@ -58,7 +53,7 @@ describe('refund notice', () => {
   });
 
   it('when a refund fails at the processor, then no notice is written (only the receipt of the payment exists)', async () => {
-    const { paymentId } = await paidPayment(t, key, { card: REFUNDS_FAIL_CARD });
+    const { paymentId } = await paidPayment(t, key, { card: CARDS.refundFails });
     const r = (await refund(t, key, { payment_id: paymentId })).body;
     expect((await settled(r.id)).status).toBe('FAILED');
     expect(await t.sql`select id from emails where related_object = ${r.id}`).toEqual([]);

@@ -4,8 +4,9 @@ import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
 
 // The dependency rule of docs/architecture.md, read from the import statements of src/ and workers/
-// (static, re-exports and dynamic import()), type-only imports included: a type import is a
-// dependency of the code even though Node erases it.
+// (static, re-exports, dynamic import() and `import('…')` types), type-only imports included: a type
+// import is a dependency of the code even though Node erases it. Only `import type` (and `export
+// type`) is type-only: `import { type X }` still loads the module in Node 24, so it counts as a load.
 
 const ROOT = join(import.meta.dirname, '../..');
 
@@ -23,42 +24,38 @@ function sources(dir: string): string[] {
   });
 }
 
-function isTypeOnly(clause: ts.ImportClause | undefined): boolean {
-  if (!clause) return false; // import './x.ts': run for its effects
-  if (clause.isTypeOnly) return true;
-  const named = clause.namedBindings;
-  return !clause.name && !!named && ts.isNamedImports(named) && named.elements.length > 0 && named.elements.every((e) => e.isTypeOnly);
-}
-
-/** The relative imports of each file, resolved to paths from the repository root. */
-function importEdges(files: readonly string[]): Edge[] {
+/** The relative imports of one file's text, resolved to paths from the repository root. */
+function edgesOf(file: string, text: string): Edge[] {
   const edges: Edge[] = [];
-  for (const file of files) {
-    const sf = ts.createSourceFile(file, readFileSync(join(ROOT, file), 'utf8'), ts.ScriptTarget.Latest);
-    const visit = (n: ts.Node): void => {
-      let spec: string | undefined;
-      let typeOnly = false;
-      if (ts.isImportDeclaration(n) && ts.isStringLiteral(n.moduleSpecifier)) {
-        spec = n.moduleSpecifier.text;
-        typeOnly = isTypeOnly(n.importClause);
-      } else if (ts.isExportDeclaration(n) && n.moduleSpecifier && ts.isStringLiteral(n.moduleSpecifier)) {
-        spec = n.moduleSpecifier.text;
-        typeOnly = n.isTypeOnly;
-      } else if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword && n.arguments[0] && ts.isStringLiteral(n.arguments[0])) {
-        spec = n.arguments[0].text;
-      }
-      if (spec?.startsWith('.')) edges.push({ from: file, to: normalize(join(dirname(file), spec)).replaceAll('\\', '/'), typeOnly });
-      ts.forEachChild(n, visit);
-    };
-    visit(sf);
-  }
+  const visit = (n: ts.Node): void => {
+    let spec: string | undefined;
+    let typeOnly = false;
+    if (ts.isImportDeclaration(n) && ts.isStringLiteral(n.moduleSpecifier)) {
+      spec = n.moduleSpecifier.text;
+      // Without a clause (import './x.ts') the module runs for its effects; `import { type X }` loads it too.
+      typeOnly = n.importClause?.isTypeOnly ?? false;
+    } else if (ts.isExportDeclaration(n) && n.moduleSpecifier && ts.isStringLiteral(n.moduleSpecifier)) {
+      spec = n.moduleSpecifier.text;
+      typeOnly = n.isTypeOnly;
+    } else if (ts.isCallExpression(n) && n.expression.kind === ts.SyntaxKind.ImportKeyword && n.arguments[0] && ts.isStringLiteral(n.arguments[0])) {
+      spec = n.arguments[0].text;
+    } else if (ts.isImportTypeNode(n) && ts.isLiteralTypeNode(n.argument) && ts.isStringLiteral(n.argument.literal)) {
+      spec = n.argument.literal.text; // a type written `import('./x.ts').X`
+      typeOnly = true;
+    }
+    if (spec?.startsWith('.')) edges.push({ from: file, to: normalize(join(dirname(file), spec)).replaceAll('\\', '/'), typeOnly });
+    ts.forEachChild(n, visit);
+  };
+  visit(ts.createSourceFile(file, text, ts.ScriptTarget.Latest));
   return edges;
 }
+
+const importEdges = (files: readonly string[]): Edge[] => files.flatMap((f) => edgesOf(f, readFileSync(join(ROOT, f), 'utf8')));
 
 /** Shared infrastructure: used by every component, uses none. */
 const BASE = new Set(['lib', 'db', 'queue']);
 
-/** The folder a file belongs to: `workers`, a folder of src/, or `root` for src/*.ts (the composition root). */
+/** The folder a file belongs to: `workers`, a folder of src/, or `root` for src/*.ts (entry points, config, the Services type, the composition root). */
 function folderOf(file: string): string {
   if (file.startsWith('workers/')) return 'workers';
   const parts = file.split('/');
@@ -118,6 +115,8 @@ const EDGES = importEdges(FILES);
 const leaving = (folder: string) => EDGES.filter((e) => folderOf(e.from) === folder && folderOf(e.to) !== folder);
 const show = (edges: readonly Edge[]) => edges.map((e) => `${e.from} -> ${e.to}${e.typeOnly ? ' (type)' : ''}`);
 
+const fileGraph = (edges: readonly Edge[]) => graph(edges, (f) => f);
+
 describe('dependencies read from the imports of src/ and workers/', () => {
   it('when the imports are read, then they are found (the reader sees the tree)', () => {
     expect(FILES).toContain('src/app.ts');
@@ -125,9 +124,41 @@ describe('dependencies read from the imports of src/ and workers/', () => {
     expect(cycles(new Map([['a', new Set(['b'])], ['b', new Set(['a'])]]))).toEqual([['a', 'b']]);
   });
 
+  it('when a file imports with `import type`, `import { type X }` or an `import()` type, then only `import type` and the `import()` type are type-only', () => {
+    const edges = edgesOf(
+      'src/x/a.ts',
+      [
+        "import type { B } from './b.ts';",
+        "import { type C } from './c.ts';",
+        "import { d, type D } from './d.ts';",
+        "export type { E } from './e.ts';",
+        "let f: import('./f.ts').F;",
+        "await import('./g.ts');",
+      ].join('\n'),
+    );
+    expect(edges.map((e) => [e.to, e.typeOnly])).toEqual([
+      ['src/x/b.ts', true],
+      ['src/x/c.ts', false],
+      ['src/x/d.ts', false],
+      ['src/x/e.ts', true],
+      ['src/x/f.ts', true],
+      ['src/x/g.ts', false],
+    ]);
+  });
+
+  it('when two files import each other by types only, then that is a cycle (the check counts type imports)', () => {
+    const edges = [...edgesOf('src/x/a.ts', "import type { B } from './b.ts';"), ...edgesOf('src/x/b.ts', "import type { A } from './a.ts';")];
+    expect(cycles(fileGraph(edges))).toEqual([['src/x/a.ts', 'src/x/b.ts']]);
+  });
+
+  it('when files import each other, then no file reaches itself again (type imports included, no exemption)', () => {
+    expect(cycles(fileGraph(EDGES))).toEqual([]);
+  });
+
   it('when the component folders and workers/ are drawn as a graph, then it has no cycle', () => {
-    // The composition root (src/*.ts) may use everything and is handed out only as the Services
-    // type; the base folders are checked below to use no component, so no cycle can pass through them.
+    // The root files (src/*.ts) are left out: components may name the Services and Config types,
+    // and only runtime.ts builds anything (through compose.ts); the base folders are checked below
+    // to use no component, so no cycle can pass through them.
     const adj = graph(EDGES, (f) => {
       const folder = folderOf(f);
       return folder === 'root' || BASE.has(folder) ? undefined : folder;
@@ -135,14 +166,16 @@ describe('dependencies read from the imports of src/ and workers/', () => {
     expect(cycles(adj)).toEqual([]);
   });
 
-  it('when files import each other, then no file reaches itself again (type imports included, the Services type aside)', () => {
-    // Every component receives `Services` from the composition root, which builds some of them:
-    // that type-only edge is the one way back allowed.
-    const adj = graph(
-      EDGES.filter((e) => !(e.typeOnly && e.to === 'src/services.ts')),
-      (f) => f,
-    );
-    expect(cycles(adj)).toEqual([]);
+  it('when services.ts is read, then it holds types only: `import type` of modules and type declarations', () => {
+    const sf = ts.createSourceFile('src/services.ts', readFileSync(join(ROOT, 'src/services.ts'), 'utf8'), ts.ScriptTarget.Latest);
+    const values = sf.statements.filter((n) => !(ts.isImportDeclaration(n) && n.importClause?.isTypeOnly) && !ts.isInterfaceDeclaration(n) && !ts.isTypeAliasDeclaration(n));
+    expect(values.map((n) => n.getText(sf).split('\n')[0])).toEqual([]);
+  });
+
+  it('when anything in src/ or workers/ imports the composition root (compose.ts), then only runtime.ts: nothing reaches the components through it', () => {
+    const bad = EDGES.filter((e) => e.to === 'src/compose.ts' && e.from !== 'src/runtime.ts');
+    expect(show(bad)).toEqual([]);
+    expect(EDGES.some((e) => e.from === 'src/runtime.ts' && e.to === 'src/compose.ts')).toBe(true);
   });
 
   it('when events/ imports, then only lib/ and db/ (and the Services type), never a business component', () => {
@@ -154,16 +187,8 @@ describe('dependencies read from the imports of src/ and workers/', () => {
     expect(show(leaving('lib'))).toEqual([]);
   });
 
-  it('when the base folders (lib/, db/, queue/) are drawn as a graph, then it has no cycle', () => {
-    const adj = graph(
-      EDGES.filter((e) => !(e.typeOnly && e.to === 'src/services.ts')),
-      (f) => (BASE.has(folderOf(f)) ? folderOf(f) : undefined),
-    );
-    expect(cycles(adj)).toEqual([]);
-  });
-
-  it('when db/ or queue/ import, then no component (only the Services type of the composition root)', () => {
-    const bad = [...leaving('db'), ...leaving('queue')].filter((e) => !BASE.has(folderOf(e.to)) && !(e.typeOnly && e.to === 'src/services.ts'));
+  it('when db/ or queue/ import, then only each other and lib/: no component, not even the Services type', () => {
+    const bad = [...leaving('db'), ...leaving('queue')].filter((e) => !BASE.has(folderOf(e.to)));
     expect(show(bad)).toEqual([]);
   });
 
@@ -172,7 +197,13 @@ describe('dependencies read from the imports of src/ and workers/', () => {
     expect(show(bad)).toEqual([]);
   });
 
-  it('when a component or worker uses the composition root, then only as a type (start-up never loops back into it)', () => {
+  it('when anything uses metrics/, then only the composition root: components count through s.metrics and never import it', () => {
+    // metrics/definitions.ts is named by the Services type (its Metrics interface); it imports nothing that names Services.
+    const bad = EDGES.filter((e) => folderOf(e.to) === 'metrics' && !['root', 'metrics'].includes(folderOf(e.from)));
+    expect(show(bad)).toEqual([]);
+  });
+
+  it('when a component or worker uses a root file (src/*.ts), then only as a type (start-up never loops back into it)', () => {
     const bad = EDGES.filter((e) => folderOf(e.from) !== 'root' && folderOf(e.to) === 'root' && !e.typeOnly);
     expect(show(bad)).toEqual([]);
   });

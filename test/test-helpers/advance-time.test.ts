@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createSession } from '../checkout/helpers.ts';
 import { eventObjects, eventsFor } from '../helpers/events.ts';
 import { useTestServer } from '../helpers/server.ts';
+import { createSession } from '../helpers/factories.ts';
 
 // No workers: whatever expires or is sent here, the helper did it. Reminders every 3 days (the default), at most 3.
 const t = useTestServer({ env: { INVOICE_REMINDER_INTERVAL_MS: String(3 * 86_400_000), INVOICE_REMINDER_LIMIT: '3' } });

@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { syncNewDisputes } from '../../src/disputes/service.ts';
 import { refundsWorker } from '../../workers/refunds.ts';
-import { createSession } from '../checkout/helpers.ts';
-import { DISPUTED_CARD, pay as payOnPage } from '../disputes/helpers.ts';
 import { eventsFor } from '../helpers/events.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { eventually, sleep } from '../helpers/wait.ts';
+import { eventually } from '../helpers/wait.ts';
+import { CARDS } from '../helpers/cards.ts';
+import { createSession, paidPayment } from '../helpers/factories.ts';
 
 // The refunds worker settles refunds; no disputes worker: the sync runs when a test calls it.
 const t = useTestServer({ workers: [refundsWorker as never] });
@@ -32,6 +32,9 @@ async function refund(paymentId: string, amount?: number) {
   await eventually(async () => (await t.request('GET', `/v1/refunds/${res.body.id}`, { key })).body.status === 'SUCCEEDED');
 }
 
+/** Makes the simulator's charge of a payment two seconds old: its clock moved, not waited for. */
+const secondOld = (paymentId: string) => t.sql`update simulator_attempts set updated_at = now() - interval '2 seconds' where attempt_id = ${paymentId}`;
+
 describe('disputing a payment with the test helper', () => {
   it('when a SUCCEEDED payment is disputed, then the dispute is answered at once, recorded with dispute.created and the payment is disputed, as card 0259\'s', async () => {
     const paymentId = await paid();
@@ -44,8 +47,8 @@ describe('disputing a payment with the test helper', () => {
     expect((await getPayment(paymentId)).disputed).toBe(true);
 
     // The 0259 card's dispute, made by the simulator and recorded by the sync, has the same shape.
-    const viaCard = await payOnPage(t, key, DISPUTED_CARD);
-    await sleep(1100); // the simulator reports a 0259 charge disputed once it is a second old
+    const viaCard = (await paidPayment(t, key, { card: CARDS.disputed })).paymentId;
+    await secondOld(viaCard); // the simulator reports a 0259 charge disputed once it is a second old
     await syncNewDisputes(t.s, t.s.log);
     const [cardDispute] = (await t.request('GET', `/v1/disputes?payment_id=${viaCard}`, { key })).body.data;
     const shape = (d: Record<string, unknown>) => ({ ...d, id: undefined, payment_id: undefined, created: undefined, updated: undefined, evidence_due_by: undefined });
@@ -71,10 +74,10 @@ describe('disputing a payment with the test helper', () => {
   });
 
   it('when a payment of card 0259 is disputed by the helper before the sync, then the simulator\'s one dispute is recorded once', async () => {
-    const paymentId = await payOnPage(t, key, DISPUTED_CARD);
+    const paymentId = (await paidPayment(t, key, { card: CARDS.disputed })).paymentId;
     const res = await dispute(paymentId);
     expect(res.status).toBe(200);
-    await sleep(1100);
+    await secondOld(paymentId);
     await syncNewDisputes(t.s, t.s.log);
     expect(await disputeRows(paymentId)).toEqual([{ id: res.body.id, processor_dispute_id: expect.stringMatching(/^du_sim_/) }]);
     expect(await eventsFor(t, res.body.id)).toEqual(['dispute.created']);

@@ -1,22 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession } from '../checkout/helpers.ts';
-import { createLink } from '../payment-links/helpers.ts';
-import { payInvoice, sentInvoice, startPayment } from '../invoices/page-helpers.ts';
-import { Payer, pathOf } from '../helpers/payer.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { pathOf, Payer, payInvoice, startPayment } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
-import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
-import { createEndpoint } from '../webhooks/helpers.ts';
+import { createEndpoint, createLink, createSession, sentInvoice } from '../helpers/factories.ts';
+import { useReceiver } from '../helpers/receiver.ts';
+import { CARDS, DIGITS } from '../helpers/cards.ts';
 
 // Every worker (deliveries, receipts, the disputes sync) and a local test-mode webhook endpoint
 // (WEBHOOK_TEST_LOCAL_TARGETS): what the helper causes is compared with what the hosted page causes.
-let rx: Receiver;
-beforeAll(async () => {
-  rx = await startReceiver();
-});
-afterAll(async () => {
-  await rx.close();
-});
+const rx = useReceiver();
 const t = useTestServer({ workers: true, env: { WEBHOOK_TEST_LOCAL_TARGETS: 'true' } });
 
 let key: string;
@@ -63,7 +55,7 @@ describe('paying a checkout session with the test helper', () => {
     const byPage = await createSession(t, key, { customer_email: 'ada@example.com' });
     expect((await new Payer(t).pay(byPage.id, { email: 'ada@example.com', name: 'Ada Lovelace' })).status).toBe(303);
     const byHelper = await createSession(t, key, { customer_email: 'ada@example.com' });
-    const res = await pay(byHelper.id, { card: '4242 4242 4242 4242', email: 'ada@example.com', name: 'Ada Lovelace' });
+    const res = await pay(byHelper.id, { card: CARDS.visa, email: 'ada@example.com', name: 'Ada Lovelace' });
 
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ object: 'test_helpers.checkout_payment', livemode: false });
@@ -82,7 +74,7 @@ describe('paying a checkout session with the test helper', () => {
 
   it('when a card is declined, then the answer is 200 with the FAILED payment, as the page shows a decline, and the session can still be paid', async () => {
     const byPage = await createSession(t, key);
-    expect((await new Payer(t).pay(byPage.id, { card_number: '4000 0000 0000 0002' })).status).toBe(402);
+    expect((await new Payer(t).pay(byPage.id, { card_number: CARDS.declined })).status).toBe(402);
     const byHelper = await createSession(t, key);
     const res = await pay(byHelper.id, { scenario: 'declined', email: 'payer@example.com', name: 'Ada Lovelace' });
     expect(res.status).toBe(200);
@@ -113,7 +105,7 @@ describe('paying a checkout session with the test helper', () => {
   it('when a session is paid with 3-D Secure then success, then events and receipt are those of the page\'s challenge passed', async () => {
     const byPage = await createSession(t, key);
     const payer = new Payer(t);
-    const challenge = await payer.pay(byPage.id, { card_number: '4000 0000 0000 3220' });
+    const challenge = await payer.pay(byPage.id, { card_number: CARDS.threeDS });
     expect(challenge.status).toBe(303);
     await payer.get(pathOf(challenge.location!));
     const paymentId = /payment=(pay_[0-9a-z]+)/.exec(challenge.location!)![1]!;
@@ -130,7 +122,7 @@ describe('paying a checkout session with the test helper', () => {
   it('when a session is paid with 3-D Secure then failure, then the payment FAILED authentication_failed and the session stays OPEN, as on the page', async () => {
     const byPage = await createSession(t, key);
     const payer = new Payer(t);
-    const challenge = await payer.pay(byPage.id, { card_number: '4000 0000 0000 3220' });
+    const challenge = await payer.pay(byPage.id, { card_number: CARDS.threeDS });
     await payer.get(pathOf(challenge.location!));
     const paymentId = /payment=(pay_[0-9a-z]+)/.exec(challenge.location!)![1]!;
     expect((await payer.post(`/checkout/${byPage.id}/authenticate`, { payment: paymentId, outcome: 'fail' })).status).toBe(402);
@@ -262,8 +254,8 @@ describe('idempotency, refusals and validation', () => {
 
   it.each([
     ['neither card nor scenario', {}, 'parameter_missing', 'card'],
-    ['both card and scenario', { card: '4242424242424242', scenario: 'succeeded' }, 'parameter_invalid', 'scenario'],
-    ['a card failing the Luhn check', { card: '4242 4242 4242 4241' }, 'parameter_invalid', 'card'],
+    ['both card and scenario', { card: DIGITS.visa, scenario: 'succeeded' }, 'parameter_invalid', 'scenario'],
+    ['a card failing the Luhn check', { card: CARDS.invalidNumber }, 'parameter_invalid', 'card'],
     ['a card too short', { card: '4242' }, 'parameter_invalid', 'card'],
     ['a card as a number', { card: 4242424242424242 }, 'parameter_invalid', 'card'],
     ['an unknown scenario', { scenario: 'approved' }, 'parameter_invalid', 'scenario'],

@@ -3,16 +3,15 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { useTestServer } from '../helpers/server.ts';
 import { webhookDeliveryWorker } from '../../workers/webhook-delivery.ts';
 import { setResolver } from '../../src/webhooks/dns.ts';
-import { startReceiver, type Receiver } from './receiver.ts';
 import { eventually } from '../helpers/wait.ts';
 import { createEndpoint, emit } from './helpers.ts';
+import { useReceiver } from '../helpers/receiver.ts';
 
 // The production rules (no insecure override); names are resolved by a stand-in for DNS.
 const t = useTestServer({ workers: [webhookDeliveryWorker as never], env: { WEBHOOK_TIMEOUT_MS: '1000' } });
-let rx: Receiver;
+const rx = useReceiver();
 const names = new Map<string, LookupAddress[]>();
 beforeAll(async () => {
-  rx = await startReceiver();
   setResolver(async (hostname) => {
     const found = names.get(hostname);
     if (!found) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
@@ -22,7 +21,6 @@ beforeAll(async () => {
 afterEach(() => names.clear());
 afterAll(async () => {
   setResolver(null);
-  await rx.close();
 });
 
 async function firstAttempt(eventId: string) {

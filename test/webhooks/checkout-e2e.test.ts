@@ -1,18 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { useTestServer } from '../helpers/server.ts';
 import { webhookDeliveryWorker } from '../../workers/webhook-delivery.ts';
-import { startReceiver, verifyWithStripe, type Receiver } from './receiver.ts';
+import { verifyWithStripe } from './receiver.ts';
 import { eventually } from '../helpers/wait.ts';
 import { createEndpoint } from './helpers.ts';
+import { useReceiver } from '../helpers/receiver.ts';
 
 const t = useTestServer({ workers: [webhookDeliveryWorker as never], env: { WEBHOOK_ALLOW_INSECURE_TARGETS: 'true' } });
-let rx: Receiver;
-beforeAll(async () => {
-  rx = await startReceiver();
-});
-afterAll(async () => {
-  await rx.close();
-});
+const rx = useReceiver();
 
 describe('end to end through the checkout API', () => {
   it('when a checkout session is expired through the API, then a subscribed endpoint receives checkout.session.expired carrying the session', async () => {

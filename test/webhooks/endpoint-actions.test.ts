@@ -1,25 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createSession } from '../checkout/helpers.ts';
+import { describe, expect, it } from 'vitest';
 import { Payer } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
 import { EVENT_TYPE_NAMES } from '../../src/events/catalogue.ts';
 import { SAMPLE_ID } from '../../src/test-events/samples.ts';
-import { startReceiver, verifyWithStripe, type Receiver } from './receiver.ts';
+import { verifyWithStripe } from './receiver.ts';
 import { createEndpoint, emit } from './helpers.ts';
+import { createSession } from '../helpers/factories.ts';
+import { CARDS } from '../helpers/cards.ts';
+import { useReceiver } from '../helpers/receiver.ts';
 
 // The three actions added for the dashboard (issue 14): an endpoint's deliveries, retry-failed and
 // the test event. Every worker runs; a short backoff makes a delivery FAILED in about a second.
 const t = useTestServer({ workers: true, env: { WEBHOOK_ALLOW_INSECURE_TARGETS: 'true', WEBHOOK_BACKOFF_BASE_MS: '20' } });
-let rx: Receiver;
+const rx = useReceiver((_n, r) => (r.path.startsWith('/down') && !healed.has(r.path) ? 500 : 200));
 // Paths under /down answer 500 until a test heals them.
 const healed = new Set<string>();
-beforeAll(async () => {
-  rx = await startReceiver((_n, r) => (r.path.startsWith('/down') && !healed.has(r.path) ? 500 : 200));
-});
-afterAll(async () => {
-  await rx.close();
-});
 
 const forPath = (path: string) => (r: { path: string }) => r.path === path;
 type Key = { accountId: string; test: string; live: string };
@@ -262,7 +258,7 @@ describe('POST /v1/webhook-endpoints/:id/test', () => {
 
     // The same fields, in the same order, as the real objects of the API.
     const cs = await createSession(t, a.test, { amount: 2500 });
-    await new Payer(t).pay(cs.id, { card_number: '4242 4242 4242 4242' });
+    await new Payer(t).pay(cs.id, { card_number: CARDS.visa });
     const session = (await t.request('GET', `/v1/checkout/sessions/${cs.id}`, { key: a.test })).body;
     const payment = (await t.request('GET', `/v1/payments/${session.payment_id}`, { key: a.test })).body;
     const refund = (await t.request('POST', '/v1/refunds', { key: a.test, body: { payment_id: payment.id } })).body;

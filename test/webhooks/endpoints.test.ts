@@ -197,7 +197,7 @@ describe('validation', () => {
 });
 
 describe('event types and the admin board', () => {
-  it('when the catalogue is read, then it lists the seven types of spec 6.2, then the refund, dispute, invoice and installment plan types', async () => {
+  it('when the catalogue is read, then it lists the seven types of spec 6.2, then the refund, dispute, invoice, installment plan, review and endpoint types', async () => {
     const a = await t.account();
     const res = await t.request('GET', '/v1/event-types', { key: a.test });
     expect(res.status).toBe(200);
@@ -224,6 +224,9 @@ describe('event types and the admin board', () => {
       'installment_plan.completed',
       'installment_plan.defaulted',
       'installment_plan.cancelled',
+      'payment.review_opened',
+      'payment.review_closed',
+      'webhook_endpoint.disabled',
     ]);
     expect((await t.request('GET', '/v1/event-types')).status).toBe(401);
   });

@@ -5,14 +5,14 @@ import { webhookDeliveryWorker } from '../../workers/webhook-delivery.ts';
 import { useTestServer, type TestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
 import { createEndpoint, emit } from './helpers.ts';
-import { startReceiver, verifyWithStripe, type Receiver } from './receiver.ts';
+import { verifyWithStripe } from './receiver.ts';
+import { useReceiver } from '../helpers/receiver.ts';
 
 // Issue 15, point 4: test-mode endpoints may be local when WEBHOOK_TEST_LOCAL_TARGETS is on; live
 // ones never. Names are resolved by a stand-in for DNS, so that a name can point at this machine.
-let rx: Receiver;
+const rx = useReceiver();
 const names = new Map<string, LookupAddress[]>();
 beforeAll(async () => {
-  rx = await startReceiver();
   setResolver(async (hostname, family) => {
     const found = names.get(hostname);
     if (found) return found;
@@ -22,7 +22,6 @@ beforeAll(async () => {
 });
 afterAll(async () => {
   setResolver(null);
-  await rx.close();
 });
 
 const create = (t: TestServer, key: string, url: string) =>

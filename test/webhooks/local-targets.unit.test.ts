@@ -2,20 +2,29 @@ import type { LookupAddress } from 'node:dns';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { AddressRefusedError, guardedLookup, setResolver } from '../../src/webhooks/dns.ts';
-import { addressAllowed, localTargetAdvice, targetPolicy, urlProblem } from '../../src/webhooks/url.ts';
+import { addressAllowed, localTargetAdvice, localTargetsOn, targetPolicy, urlProblem } from '../../src/webhooks/url.ts';
 
 describe('WEBHOOK_TEST_LOCAL_TARGETS', () => {
+  // Issue 21: unset, it is on only where the service is clearly on a developer's machine
+  // (PUBLIC_BASE_URL on loopback, the default included, or the embedded services), whatever NODE_ENV says.
+  const PUBLIC = 'https://pay.example.com';
   it.each([
     [{}, true],
-    [{ NODE_ENV: 'development' }, true],
-    [{ NODE_ENV: 'production' }, false],
-    [{ NODE_ENV: 'production', WEBHOOK_TEST_LOCAL_TARGETS: 'true' }, true],
-    [{ NODE_ENV: 'production', WEBHOOK_TEST_LOCAL_TARGETS: '1' }, true],
+    [{ NODE_ENV: 'production' }, true],
+    [{ PUBLIC_BASE_URL: 'http://127.0.0.1:3000' }, true],
+    [{ PUBLIC_BASE_URL: 'http://localhost.:3000' }, true],
+    [{ PUBLIC_BASE_URL: 'http://[::1]:3000' }, true],
+    [{ PUBLIC_BASE_URL: PUBLIC }, false],
+    [{ PUBLIC_BASE_URL: PUBLIC, NODE_ENV: 'development' }, false],
+    [{ PUBLIC_BASE_URL: 'http://192.168.1.20:3000' }, false],
+    [{ PUBLIC_BASE_URL: PUBLIC, EMBEDDED_SERVICES: 'true' }, true],
+    [{ PUBLIC_BASE_URL: PUBLIC, WEBHOOK_TEST_LOCAL_TARGETS: 'true' }, true],
+    [{ PUBLIC_BASE_URL: PUBLIC, WEBHOOK_TEST_LOCAL_TARGETS: '1' }, true],
     [{ WEBHOOK_TEST_LOCAL_TARGETS: 'false' }, false],
     [{ WEBHOOK_TEST_LOCAL_TARGETS: '0' }, false],
-    [{ NODE_ENV: 'production', WEBHOOK_TEST_LOCAL_TARGETS: '' }, false],
+    [{ PUBLIC_BASE_URL: PUBLIC, WEBHOOK_TEST_LOCAL_TARGETS: '' }, false],
   ])('when the environment is %j, then test-mode endpoints may be local: %s', (env, expected) => {
-    expect(loadConfig(env).webhookTestLocalTargets).toBe(expected);
+    expect(localTargetsOn(loadConfig(env))).toBe(expected);
   });
 
   it('when it is not a boolean, then the configuration is refused naming it', () => {
@@ -23,9 +32,9 @@ describe('WEBHOOK_TEST_LOCAL_TARGETS', () => {
   });
 
   it('when the policy of an endpoint is asked, then a live endpoint is never local, and WEBHOOK_ALLOW_INSECURE_TARGETS lifts everything', () => {
-    const on = { webhookAllowInsecureTargets: false, webhookTestLocalTargets: true };
-    const off = { webhookAllowInsecureTargets: false, webhookTestLocalTargets: false };
-    const insecure = { webhookAllowInsecureTargets: true, webhookTestLocalTargets: false };
+    const on = { webhookAllowInsecureTargets: false, webhookTestLocalTargets: true, localSetup: false };
+    const off = { webhookAllowInsecureTargets: false, webhookTestLocalTargets: false, localSetup: true };
+    const insecure = { webhookAllowInsecureTargets: true, webhookTestLocalTargets: false, localSetup: false };
     expect([targetPolicy(on, false), targetPolicy(on, true)]).toEqual(['local', 'public']);
     expect([targetPolicy(off, false), targetPolicy(off, true)]).toEqual(['public', 'public']);
     expect([targetPolicy(insecure, false), targetPolicy(insecure, true)]).toEqual(['any', 'any']);
@@ -93,8 +102,8 @@ describe('guardedLookup under the local policy', () => {
 });
 
 describe('the advice given with a refused URL', () => {
-  const on = { webhookAllowInsecureTargets: false, webhookTestLocalTargets: true };
-  const off = { webhookAllowInsecureTargets: false, webhookTestLocalTargets: false };
+  const on = { webhookAllowInsecureTargets: false, webhookTestLocalTargets: true, localSetup: false };
+  const off = { webhookAllowInsecureTargets: false, webhookTestLocalTargets: null, localSetup: false };
 
   it('when a live endpoint is refused for being local or http, then the advice names listen and says live endpoints must be public, whatever the setting', () => {
     for (const c of [on, off]) {

@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Job } from 'bullmq';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { DELIVER_JOB, deliveryJobs } from '../../src/webhooks/jobs.ts';
 import { watchJobs } from '../helpers/jobs.ts';
 import { runScript } from '../helpers/process.ts';
@@ -8,25 +8,21 @@ import { useTestServer } from '../helpers/server.ts';
 import { startWorkers, type RunningWorkers } from '../../workers/index.ts';
 import { reconcileWorker } from '../../workers/reconcile.ts';
 import { webhookDeliveryWorker } from '../../workers/webhook-delivery.ts';
-import { startReceiver, type Receiver } from './receiver.ts';
 import { eventually } from '../helpers/wait.ts';
 import { createEndpoint, deliveryRows, emit } from './helpers.ts';
+import { useReceiver } from '../helpers/receiver.ts';
 
 const LOCK_MS = 1000;
 
 // No workers of its own at first: each test decides who delivers.
 const t = useTestServer({ env: { WEBHOOK_ALLOW_INSECURE_TARGETS: 'true', WORKER_LOCK_MS: String(LOCK_MS) } });
-let rx: Receiver;
+const rx = useReceiver();
 let workers: RunningWorkers | null = null;
 const children: ChildProcess[] = [];
 
-beforeAll(async () => {
-  rx = await startReceiver();
-});
 afterAll(async () => {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
   await workers?.close();
-  await rx.close();
 });
 
 /** `npm run start:worker` as its own process, on this test's database and Redis prefix. */

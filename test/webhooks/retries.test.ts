@@ -1,25 +1,19 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestServer } from '../helpers/server.ts';
 import { webhookDeliveryWorker } from '../../workers/webhook-delivery.ts';
 import { QUEUE_NAMES } from '../../src/queue/queues.ts';
-import { startReceiver, type Receiver } from './receiver.ts';
 import { eventually } from '../helpers/wait.ts';
 import { createEndpoint, deliveryRows, emit } from './helpers.ts';
+import { useReceiver } from '../helpers/receiver.ts';
 
 const BASE = 150;
 const t = useTestServer({
   workers: [webhookDeliveryWorker as never],
   env: { WEBHOOK_ALLOW_INSECURE_TARGETS: 'true', WEBHOOK_BACKOFF_BASE_MS: String(BASE), ADMIN_USER: 'ops', ADMIN_PASSWORD: 'board-secret' },
 });
-let rx: Receiver;
+const rx = useReceiver((_n, r) => (r.path.startsWith('/down') && !healed.has(r.path) ? 500 : 200));
 // Paths under /down answer 500 until a test heals them: no answer is shared between tests.
 const healed = new Set<string>();
-beforeAll(async () => {
-  rx = await startReceiver((_n, r) => (r.path.startsWith('/down') && !healed.has(r.path) ? 500 : 200));
-});
-afterAll(async () => {
-  await rx.close();
-});
 
 const basic = (user: string, password: string) => ({ authorization: `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}` });
 

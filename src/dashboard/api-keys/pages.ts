@@ -1,3 +1,4 @@
+import { permissionsOf, RESOURCE_NAMES } from '../../auth/scopes.ts';
 import { Router, type Request, type Response } from 'express';
 import { createKey, revokeKey, rollKey, type KeyCaller } from '../../auth/service.ts';
 import { CreateApiKey, ListApiKeys, RevokeApiKey, RollApiKey } from '../../auth/schema.ts';
@@ -7,7 +8,7 @@ import { parseListQuery } from '../../lib/pagination.ts';
 import { pathId, validate } from '../../lib/validate.ts';
 import { html } from '../../pages/html.ts';
 import { formText } from '../../pages/index.ts';
-import { doneNotice, type DashContext } from '../context.ts';
+import { allow, doneNotice, type DashContext } from '../context.ts';
 import { fieldsOf, listQueryOf } from '../forms.ts';
 import type { SessionRow } from '../store.ts';
 import { toPage } from '../widgets.ts';
@@ -29,41 +30,49 @@ export function apiKeysPages(ctx: DashContext): Router {
   const { s } = ctx;
   const keyId = (id: string) => pathId('key', 'api_key', id);
   /** The dashboard user acts with no API key: the rules about the calling key do not apply. */
-  const caller = (req: Request, se: SessionRow): KeyCaller => ({ log: req.log.child({ component: 'dashboard', user: se.user_id }) });
+  const caller = (req: Request, se: SessionRow, res: Response): KeyCaller => ({ log: req.log.child({ component: 'dashboard', user: se.user_id }), actor: ctx.actor(req, res) });
   const load = async (res: Response, id: string) => {
     const row = await keys.findApiKey(s.sql, ctx.owner(res), keyId(id));
     if (!row) throw resourceMissing('api_key', id);
     return row;
   };
 
-  r.get('/', async (req, res) => {
+  r.get('/', allow('developers.read'), async (req, res) => {
     const q = parseListQuery(ListApiKeys, listQueryOf(req));
     const page = toPage(await keys.listApiKeys(s.sql, ctx.owner(res), q), q);
     await ctx.render(req, res, (f) => keysList(page, !!(q.starting_after || q.ending_before), f, doneNotice(req, DONE)));
   });
 
   r.post(
-    '/',
+    '/', allow('keys.manage'),
     ctx.action(async (req, res, se) => {
-      validate(CreateApiKey, fieldsOf(req));
-      const { row, secret } = await createKey(s.sql, ctx.owner(res), caller(req, se));
+      const v = fieldsOf(req);
+      // The same input as POST /v1/api-keys: no permissions (full), "read_only", or one access per resource.
+      const permissions =
+        v.restricted === 'read_only'
+          ? 'read_only'
+          : v.restricted === 'custom'
+            ? Object.fromEntries(RESOURCE_NAMES.map((r) => [r, v[`perm_${r}`] ?? 'none']))
+            : undefined;
+      const input = validate(CreateApiKey, permissions === undefined ? {} : { permissions });
+      const { row, secret } = await createKey(s.sql, ctx.owner(res), caller(req, se, res), permissionsOf(input.permissions));
       return { show: () => newKeyPage(row, secret, null), replay: BASE };
     }),
   );
 
-  r.get('/:id', async (req, res) => {
+  r.get('/:id', allow('developers.read'), async (req, res) => {
     const k = await load(res, req.params.id);
     const confirm = formText(req.query.confirm);
     await ctx.render(req, res, (f) => keyDetail(k, f, doneNotice(req, DONE), { confirm: confirm === 'roll' || confirm === 'revoke' ? confirm : null }));
   });
 
   r.post(
-    '/:id/roll',
+    '/:id/roll', allow('keys.manage'),
     ctx.action(
       async (req, res, se) => {
         const id = keyId(String(req.params.id));
         const { expires_in } = validate(RollApiKey, { expires_in: wholeNumber(fieldsOf(req).expires_in) });
-        const { row, secret } = await rollKey(s.sql, ctx.owner(res), id, expires_in, caller(req, se));
+        const { row, secret } = await rollKey(s.sql, ctx.owner(res), id, expires_in, caller(req, se, res));
         const old = await keys.findApiKey(s.sql, ctx.owner(res), id);
         return { show: () => newKeyPage(row, secret, old ?? null), replay: BASE };
       },
@@ -78,11 +87,11 @@ export function apiKeysPages(ctx: DashContext): Router {
   );
 
   r.post(
-    '/:id/revoke',
+    '/:id/revoke', allow('keys.manage'),
     ctx.action(async (req, res, se) => {
       const id = keyId(String(req.params.id));
       validate(RevokeApiKey, fieldsOf(req));
-      await revokeKey(s.sql, ctx.owner(res), id, caller(req, se));
+      await revokeKey(s.sql, ctx.owner(res), id, caller(req, se, res));
       return { redirect: `${keyPath(id)}?done=revoked` };
     }),
   );

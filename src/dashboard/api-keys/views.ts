@@ -1,3 +1,4 @@
+import { ACCESS, RESOURCE_NAMES } from '../../auth/scopes.ts';
 import type { ApiKeyRow } from '../../auth/store.ts';
 import { html, type Html } from '../../pages/html.ts';
 import type { ShellPage } from '../layout.ts';
@@ -70,6 +71,7 @@ ${table<ApiKeyRow>(
         [
           { label: 'Key', cell: (k) => html`<span class="mono nowrap">${maskedKey(k)}</span>` },
           { label: 'Status', cell: (k) => statusOf(k) },
+          { label: 'Access', cell: (k) => accessOf(k) },
           { label: 'Created', cell: (k) => when(k.created_at) },
           { label: 'Last used', cell: (k) => (k.last_used_at ? when(k.last_used_at) : 'never') },
           { label: 'Expires', cell: (k) => (k.expires_at ? when(k.expires_at) : '—') },
@@ -87,8 +89,30 @@ ${table<ApiKeyRow>(
         `No ${modeWord(f.livemode)} keys yet.`,
       )}
 ${pager(BASE, {}, page, wasCursor)}`,
+    )}
+${card(
+      'Create a restricted key',
+      html`<p class="muted">A restricted key can do only what you allow here, per resource; every API route refuses it elsewhere (403). It cannot be widened later: make another key instead.</p>
+${buttonForm(BASE, f, 'Create a read-only key', { fields: { restricted: 'read_only' } })}
+<form method="post" action="${BASE}">${f.hidden()}<input type="hidden" name="restricted" value="custom">
+<div class="table-wrap"><table><thead><tr><th scope="col">Resource</th><th scope="col">Access</th></tr></thead><tbody>${RESOURCE_NAMES.map(
+        (r) => html`<tr><td><label for="perm-${r}">${r.replaceAll('_', ' ')}</label></td><td><select id="perm-${r}" name="perm_${r}">${(r === 'api_keys' || r === 'audit_events' || r === 'reports' ? (['none', 'read'] as const) : ACCESS).map(
+          (a) => html`<option value="${a}">${a}</option>`,
+        )}</select></td></tr>`,
+      )}</tbody></table></div>
+<button type="submit">Create a restricted key</button></form>`,
     )}`,
   };
+}
+
+/** Full, read only, or what the restricted key may write. */
+export function accessOf(k: Pick<ApiKeyRow, 'permissions'>): string {
+  if (!k.permissions) return 'Full';
+  const entries = Object.entries(k.permissions);
+  if (entries.every(([, a]) => a === 'read')) return 'Read only';
+  const writes = entries.filter(([, a]) => a === 'write').map(([r]) => r.replaceAll('_', ' '));
+  const reads = entries.filter(([, a]) => a === 'read').map(([r]) => r.replaceAll('_', ' '));
+  return `Restricted: ${[writes.length ? `write ${writes.join(', ')}` : '', reads.length ? `read ${reads.join(', ')}` : ''].filter(Boolean).join('; ') || 'nothing'}`;
 }
 
 export interface KeyDetailState {
@@ -136,6 +160,7 @@ export function keyDetail(k: ApiKeyRow, f: Forms, notice: Html, st: KeyDetailSta
         ['Key', html`<span class="mono">${maskedKey(k)}</span>`],
         ['Mode', k.livemode ? 'Live' : 'Test'],
         ['Status', statusOf(k)],
+        ['Access', accessOf(k)],
         ['Created', when(k.created_at)],
         ['Last used', k.last_used_at ? when(k.last_used_at) : 'never'],
         ['Expires', k.expires_at ? when(k.expires_at) : null],

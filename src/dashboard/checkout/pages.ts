@@ -2,13 +2,14 @@ import { Router, type Request, type Response } from 'express';
 import { ListSessions } from '../../checkout/schema.ts';
 import { expireSessionNow, listSessions, retrieveSession } from '../../checkout/service.ts';
 import type { SessionRow } from '../../checkout/store.ts';
+import { existingCustomerIds } from '../../customers/store.ts';
 import type { ApiError } from '../../lib/errors.ts';
 import { parseListQuery } from '../../lib/pagination.ts';
 import { pathId } from '../../lib/validate.ts';
 import { findLink } from '../../payment-links/store.ts';
 import { paymentsOfSession } from '../../payments/store.ts';
 import { formText } from '../../pages/index.ts';
-import { doneNotice, type DashContext } from '../context.ts';
+import { allow, doneNotice, type DashContext } from '../context.ts';
 import { listQueryOf } from '../forms.ts';
 import { html } from '../../pages/html.ts';
 import { toPage } from '../widgets.ts';
@@ -26,7 +27,7 @@ export function checkoutSessionsPages(ctx: DashContext): Router {
   const { s } = ctx;
   const sessionId = (id: string) => pathId('cs', 'checkout_session', id);
 
-  r.get('/', async (req, res) => {
+  r.get('/', allow('read'), async (req, res) => {
     const q = parseListQuery(ListSessions, listQueryOf(req));
     const page = toPage(await listSessions(s, ctx.owner(res), q, req.log), q);
     const filters = { status: q.status, customer_id: q.customer_id };
@@ -36,7 +37,7 @@ export function checkoutSessionsPages(ctx: DashContext): Router {
   /** The session page; `error` is the API's refusal of an action just tried. */
   const show = async (req: Request, res: Response, session: SessionRow, error: string | null = null, status = 200) => {
     const owner = ctx.owner(res);
-    const attempts = await paymentsOfSession(s.sql, owner, session.id);
+    const [attempts, knownCustomers] = await Promise.all([paymentsOfSession(s.sql, owner, session.id), existingCustomerIds(s.sql, owner, [session.customer_id])]);
     const link = session.payment_link_id ? await findLink(s.sql, owner, session.payment_link_id) : undefined;
     const confirmExpire = !error && formText(req.query.confirm) === 'expire';
     await ctx.render(
@@ -44,19 +45,19 @@ export function checkoutSessionsPages(ctx: DashContext): Router {
       res,
       (f) =>
         sessionDetail(
-          { session, attempts, linkName: link ? (link.name ?? link.description) : null, checkoutUrl: s.config.checkoutUrl, confirmExpire, notice: error ? html`` : doneNotice(req, DONE), error },
+          { session, attempts, knownCustomers, linkName: link ? (link.name ?? link.description) : null, checkoutUrl: s.config.checkoutUrl, confirmExpire, notice: error ? html`` : doneNotice(req, DONE), error },
           f,
         ),
       status,
     );
   };
 
-  r.get('/:id', async (req, res) => {
+  r.get('/:id', allow('read'), async (req, res) => {
     await show(req, res, await retrieveSession(s, ctx.owner(res), sessionId(req.params.id), req.log));
   });
 
   r.post(
-    '/:id/expire',
+    '/:id/expire', allow('payments.write'),
     ctx.action(
       async (req, res) => {
         const row = await expireSessionNow(s, ctx.owner(res), sessionId(req.params.id as string), req.log);

@@ -10,8 +10,10 @@ import {
   card,
   confirmPanel,
   copyable,
+  customerRef,
   facts,
   filterBar,
+  lineItemsTable,
   money,
   pager,
   statusBadge,
@@ -80,6 +82,8 @@ const cardOf = (p: PaymentRow) => (p.card_last4 ? `${brand(p.card_brand)} ••
 
 export interface SessionView {
   session: SessionRow;
+  /** Its customer id when that customer still exists (a deleted one is not linked). */
+  knownCustomers: ReadonlySet<string>;
   attempts: PaymentRow[];
   /** The internal name of its payment link, when it came from one. */
   linkName: string | null;
@@ -93,7 +97,6 @@ export interface SessionView {
 export function sessionDetail(v: SessionView, f: Forms): ShellPage {
   const s = v.session;
   const path = sessionPath(s.id);
-  const items = s.line_items ?? [];
   return {
     section: 'checkout-sessions',
     title: `${money(s.amount_cents, s.currency)} checkout session`,
@@ -117,7 +120,7 @@ export function sessionDetail(v: SessionView, f: Forms): ShellPage {
         ['Amount', money(s.amount_cents, s.currency)],
         ['Currency', s.currency.toUpperCase()],
         ['Description', s.description],
-        ['Customer', s.customer_id ? html`<a class="mono" href="/dashboard/customers/${s.customer_id}">${s.customer_id}</a>` : null],
+        ['Customer', s.customer_id ? customerRef(s.customer_id, v.knownCustomers) : null],
         ['Customer email', s.customer_email],
         ['Checkout page', copyable(sessionUrl(v.checkoutUrl, s.id), 'checkout page URL', html`data-session-url`)],
         ['Success URL', mono(s.success_url)],
@@ -132,22 +135,7 @@ export function sessionDetail(v: SessionView, f: Forms): ShellPage {
         ['Updated', when(s.updated_at)],
         ['Metadata', Object.keys(s.metadata).length ? html`<span class="mono pre">${metadataText(s.metadata)}</span>` : null],
       ]),
-    )}${card(
-      'Line items',
-      items.length
-        ? table<(typeof items)[number]>(
-            [
-              { label: 'Item', cell: (i) => i.name },
-              { label: 'Quantity', cell: (i) => i.quantity, num: true },
-              { label: 'Unit price', cell: (i) => money(i.amount, s.currency), num: true },
-              { label: 'Total', cell: (i) => money(i.amount * i.quantity, s.currency), num: true },
-            ],
-            items,
-            null,
-            '',
-          )
-        : html`<p class="muted">No line items: the session charges its amount, ${money(s.amount_cents, s.currency)}.</p>`,
-    )}${card(
+    )}${card('Line items', lineItemsTable(s.line_items, s.currency, s.amount_cents))}${card(
       'Payment attempts',
       table<PaymentRow>(
         [

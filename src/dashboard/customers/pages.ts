@@ -7,7 +7,7 @@ import { parseListQuery } from '../../lib/pagination.ts';
 import { pathId, validate } from '../../lib/validate.ts';
 import { listPayments } from '../../payments/store.ts';
 import { formText } from '../../pages/index.ts';
-import { doneNotice, type DashContext } from '../context.ts';
+import { allow, doneNotice, type DashContext } from '../context.ts';
 import { fieldsOf, listQueryOf, metadataPatch, metadataText, optional, orNull, parseMetadata } from '../forms.ts';
 import { toPage } from '../widgets.ts';
 import { customerDetail, customerForm, customerPath, customersList } from './views.ts';
@@ -39,13 +39,13 @@ export function customersPages(ctx: DashContext): Router {
     return row;
   };
 
-  r.get('/', async (req, res) => {
+  r.get('/', allow('read'), async (req, res) => {
     const q = parseListQuery(ListCustomers, listQueryOf(req));
     const page = toPage(await customers.listCustomers(s.sql, ctx.owner(res), q), q);
     await ctx.render(req, res, () => customersList(page, { email: q.email }, !!(q.starting_after || q.ending_before), doneNotice(req, DONE)));
   });
 
-  r.get('/new', async (req, res) => {
+  r.get('/new', allow('customers.write'), async (req, res) => {
     await ctx.render(req, res, (f) => customerForm(null, { values: {} }, f));
   });
 
@@ -53,7 +53,7 @@ export function customersPages(ctx: DashContext): Router {
     ctx.render(req, res, (f) => customerForm(c, { values: fieldsOf(req), error: err }, f), err.status);
 
   r.post(
-    '/',
+    '/', allow('customers.write'),
     ctx.action(
       async (req, res) => {
         const v = fieldsOf(req);
@@ -73,18 +73,18 @@ export function customersPages(ctx: DashContext): Router {
     ),
   );
 
-  r.get('/:id', async (req, res) => {
+  r.get('/:id', allow('read'), async (req, res) => {
     const c = await load(res, req.params.id);
     const payments = await listPayments(s.sql, ctx.owner(res), { limit: 10, customer: c.id });
     await ctx.render(req, res, (f) => customerDetail(c, payments.slice(0, 10), f, doneNotice(req, DONE), formText(req.query.confirm) === 'delete'));
   });
 
-  r.get('/:id/edit', async (req, res) => {
+  r.get('/:id/edit', allow('customers.write'), async (req, res) => {
     const c = await load(res, req.params.id);
     await ctx.render(req, res, (f) => customerForm(c, { values: valuesOf(c) }, f));
   });
 
-  r.post('/:id', async (req, res, next) => {
+  r.post('/:id', allow('customers.write'), async (req, res, next) => {
     const c = await load(res, req.params.id);
     return ctx.action(
       async () => {
@@ -107,7 +107,7 @@ export function customersPages(ctx: DashContext): Router {
   });
 
   r.post(
-    '/:id/delete',
+    '/:id/delete', allow('customers.write'),
     ctx.action(async (req, res) => {
       const id = customerId(req.params.id as string);
       if (!(await customers.deleteCustomer(s.sql, ctx.owner(res), id))) throw resourceMissing('customer', id);

@@ -10,7 +10,7 @@ import { endpointsOfEvent, subscribes } from '../../webhooks/deliveries.ts';
 import { ListDeliveries, MAX_ENDPOINTS, ResendEvent } from '../../webhooks/schema.ts';
 import { eventDeliveries, resendEvent } from '../../webhooks/service.ts';
 import * as endpoints from '../../webhooks/store.ts';
-import type { DashContext } from '../context.ts';
+import { allow, type DashContext } from '../context.ts';
 import { fieldsOf, listQueryOf, optional } from '../forms.ts';
 import { toPage, type FormState } from '../widgets.ts';
 import { eventDetail, eventPath, eventsList, isSample, resendNotice, type EventFilterValues } from './views.ts';
@@ -72,7 +72,7 @@ export function eventsPages(ctx: DashContext): Router {
     return row;
   };
 
-  r.get('/', async (req, res) => {
+  r.get('/', allow('developers.read'), async (req, res) => {
     const { q, shown, keep } = listQuery(req);
     const rows = await listEvents(s.sql, ctx.owner(res), q, { type: q.type, createdGte: q['created[gte]'], createdLte: q['created[lte]'] });
     await ctx.render(req, res, () => eventsList(toPage(rows, q), shown, keep, !!(q.starting_after || q.ending_before)));
@@ -102,13 +102,13 @@ export function eventsPages(ctx: DashContext): Router {
     await ctx.render(req, res, (f) => eventDetail(view, f), status);
   };
 
-  r.get('/:id', async (req, res) => {
+  r.get('/:id', allow('developers.read'), async (req, res) => {
     const event = await load(ctx.owner(res), req.params.id);
     await show(req, res, event, { values: {} });
   });
 
   r.post(
-    '/:id/resend',
+    '/:id/resend', allow('webhooks.manage'),
     ctx.action(
       async (req, res) => {
         const o = ctx.owner(res);

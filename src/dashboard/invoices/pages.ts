@@ -5,14 +5,15 @@ import { presentInvoice } from '../../invoices/presenter.ts';
 import { CreateInvoice, ListInvoices, MAX_LINE_ITEMS, NoParams, UpdateInvoice } from '../../invoices/schema.ts';
 import * as service from '../../invoices/service.ts';
 import { billedCustomers, listInvoices, paymentsOfInvoice, type BilledCustomer, type InvoiceLineItem, type InvoiceRow } from '../../invoices/store.ts';
-import { ApiError, invalidParam } from '../../lib/errors.ts';
+import type { ApiError } from '../../lib/errors.ts';
+import { invalidParam } from '../../lib/errors.ts';
 import type { Owner } from '../../lib/owner.ts';
 import { customerOf, parseListQuery } from '../../lib/pagination.ts';
 import { pathId, validate } from '../../lib/validate.ts';
 import { html } from '../../pages/html.ts';
 import { formText } from '../../pages/index.ts';
 import type { Services } from '../../services.ts';
-import { doneNotice, type DashContext } from '../context.ts';
+import { allow, doneNotice, type DashContext } from '../context.ts';
 import { amountText, checked, fieldsOf, listQueryOf, metadataPatch, metadataText, optional, orNull, parseAmount, parseMetadata, parseUtcDateTime, utcDateTimeText } from '../forms.ts';
 import { toPage, type FormState } from '../widgets.ts';
 import {
@@ -129,7 +130,7 @@ export function invoicesPages(ctx: DashContext): Router {
   /** The newest customers, offered in the customer field. */
   const newestCustomers = async (o: Owner): Promise<BilledCustomer[]> => (await listCustomers(s.sql, o, { limit: 50 })).slice(0, 50);
 
-  r.get('/', async (req, res) => {
+  r.get('/', allow('read'), async (req, res) => {
     const q = parseListQuery(ListInvoices, listQueryOf(req));
     const customerId = customerOf(q);
     const owner = ctx.owner(res);
@@ -141,14 +142,14 @@ export function invoicesPages(ctx: DashContext): Router {
 
   // ---- Create a draft.
 
-  r.get('/new', async (req, res) => {
+  r.get('/new', allow('payments.write'), async (req, res) => {
     const customers = await newestCustomers(ctx.owner(res));
     const values = { currency: 'usd', customer_id: formText(req.query.customer_id).slice(0, 100) };
     await ctx.render(req, res, (f) => newInvoiceForm({ values }, customers, f));
   });
 
   r.post(
-    '/',
+    '/', allow('payments.write'),
     ctx.action(
       async (req, res) => {
         const v = fieldsOf(req);
@@ -214,7 +215,7 @@ export function invoicesPages(ctx: DashContext): Router {
     await show(req, res, await load(res, req.params.id as string), err.message, err.status);
   };
 
-  r.get('/:id', async (req, res) => {
+  r.get('/:id', allow('read'), async (req, res) => {
     await show(req, res, await load(res, req.params.id));
   });
 
@@ -226,7 +227,7 @@ export function invoicesPages(ctx: DashContext): Router {
   ];
   for (const [action, run, done] of TRANSITIONS) {
     r.post(
-      `/:id/${action}`,
+      `/:id/${action}`, allow('payments.write'),
       ctx.action(async (req, res) => {
         validate(NoParams, fieldsOf(req));
         const row = await run(s, ctx.owner(res), invoiceId(req.params.id as string));
@@ -236,7 +237,7 @@ export function invoicesPages(ctx: DashContext): Router {
   }
 
   r.post(
-    '/:id/delete',
+    '/:id/delete', allow('payments.write'),
     ctx.action(async (req, res) => {
       validate(NoParams, fieldsOf(req));
       await service.deleteInvoice(s, ctx.owner(res), invoiceId(req.params.id as string));
@@ -253,13 +254,13 @@ export function invoicesPages(ctx: DashContext): Router {
     await ctx.render(req, res, (f) => editInvoiceForm({ inv, customers, details, lines, from: forms.from }, f, MAX_LINE_ITEMS), status);
   };
 
-  r.get('/:id/edit', async (req, res) => {
+  r.get('/:id/edit', allow('payments.write'), async (req, res) => {
     const inv = await load(res, req.params.id);
     if (inv.status !== 'DRAFT') throw service.invalidState(inv, 'edited', 'DRAFT invoices');
     await editPage(req, res, inv, { from: windowStart(formText(req.query.from)) ?? 0 });
   });
 
-  r.post('/:id', async (req, res, next) => {
+  r.post('/:id', allow('payments.write'), async (req, res, next) => {
     const inv = await load(res, req.params.id);
     return ctx.action(
       async () => {
@@ -286,7 +287,7 @@ export function invoicesPages(ctx: DashContext): Router {
     )(req, res, next);
   });
 
-  r.post('/:id/lines', async (req, res, next) => {
+  r.post('/:id/lines', allow('payments.write'), async (req, res, next) => {
     const inv = await load(res, req.params.id);
     const v = fieldsOf(req);
     const from = windowStart(v.from ?? '');

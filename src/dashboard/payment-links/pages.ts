@@ -8,7 +8,7 @@ import { formText } from '../../pages/index.ts';
 import { ListPaymentLinks, UpdatePaymentLink } from '../../payment-links/schema.ts';
 import { createLink, getLink, linkAnalytics, updateLink } from '../../payment-links/service.ts';
 import { listLinks, type PaymentLinkRow } from '../../payment-links/store.ts';
-import { doneNotice, type DashContext } from '../context.ts';
+import { allow, doneNotice, type DashContext } from '../context.ts';
 import { fieldsOf, listQueryOf } from '../forms.ts';
 import { toPage } from '../widgets.ts';
 import { createInput, linkForm, linkValues, updateInput } from './form.ts';
@@ -32,13 +32,13 @@ export function paymentLinksPages(ctx: DashContext): Router {
   const linkId = (id: string) => pathId('pl', 'payment_link', id);
   const load = (res: Response, id: string) => getLink(s, ctx.owner(res), linkId(id));
 
-  r.get('/', async (req, res) => {
+  r.get('/', allow('read'), async (req, res) => {
     const q = parseListQuery(ListPaymentLinks, listQueryOf(req));
     const page = toPage(await listLinks(s.sql, ctx.owner(res), q), q);
     await ctx.render(req, res, () => linksList(page, { status: q.status, type: q.type }, !!(q.starting_after || q.ending_before), doneNotice(req, DONE)));
   });
 
-  r.get('/new', async (req, res) => {
+  r.get('/new', allow('payments.write'), async (req, res) => {
     await ctx.render(req, res, (f) => linkForm(null, { values: { currency: 'usd', type: 'MULTI' } }, f));
   });
 
@@ -46,7 +46,7 @@ export function paymentLinksPages(ctx: DashContext): Router {
     ctx.render(req, res, (f) => linkForm(l, { values: fieldsOf(req), error: err }, f), err.status);
 
   r.post(
-    '/',
+    '/', allow('payments.write'),
     ctx.action(
       async (req, res) => {
         const row = await createLink(s, ctx.owner(res), createInput(fieldsOf(req)));
@@ -64,23 +64,23 @@ export function paymentLinksPages(ctx: DashContext): Router {
     await ctx.render(req, res, (f) => linkDetail({ link, bySource, publicLinkUrl: s.config.publicLinkUrl, confirmCancel, notice, error }, f), status);
   };
 
-  r.get('/:id', async (req, res) => {
+  r.get('/:id', allow('read'), async (req, res) => {
     await show(req, res, req.params.id);
   });
 
-  r.get('/:id/qr.svg', async (req, res) => {
+  r.get('/:id/qr.svg', allow('read'), async (req, res) => {
     const link = await load(res, req.params.id);
     const svg = await qrSvg(qrUrl(s.config.publicLinkUrl, link), { type: 'svg', width: 256, margin: 2, errorCorrectionLevel: 'M' });
     if (formText(req.query.download) === '1') res.attachment(`payment-link-${link.path}-qr.svg`);
     res.type('image/svg+xml').send(svg);
   });
 
-  r.get('/:id/edit', async (req, res) => {
+  r.get('/:id/edit', allow('payments.write'), async (req, res) => {
     const l = await load(res, req.params.id);
     await ctx.render(req, res, (f) => linkForm(l, { values: linkValues(l) }, f));
   });
 
-  r.post('/:id', async (req, res, next) => {
+  r.post('/:id', allow('payments.write'), async (req, res, next) => {
     const l = await load(res, req.params.id);
     return ctx.action(
       async () => {
@@ -103,8 +103,8 @@ export function paymentLinksPages(ctx: DashContext): Router {
         await show(req, res, req.params.id as string, err.message, err.status);
       },
     );
-  r.post('/:id/cancel', setStatus('CANCELLED', 'cancelled'));
-  r.post('/:id/reactivate', setStatus('ACTIVE', 'reactivated'));
+  r.post('/:id/cancel', allow('payments.write'), setStatus('CANCELLED', 'cancelled'));
+  r.post('/:id/reactivate', allow('payments.write'), setStatus('ACTIVE', 'reactivated'));
 
   return r;
 }

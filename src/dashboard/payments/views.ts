@@ -1,18 +1,22 @@
+import { paymentFraudCard } from '../fraud/views.ts';
+import type { SessionRow } from '../../checkout/store.ts';
 import type { DisputeRow } from '../../disputes/store.ts';
 import { html, type Html } from '../../pages/html.ts';
 import type { PaymentRow } from '../../payments/store.ts';
 import { REFUND_REASONS } from '../../refunds/schema.ts';
 import type { RefundRow } from '../../refunds/store.ts';
-import { amountText } from '../forms.ts';
+import { amountText, metadataText } from '../forms.ts';
 import type { ShellPage } from '../layout.ts';
 import {
   alertBox,
   card,
   confirmPanel,
+  customerRef,
   facts,
   filterBar,
   formError,
   input,
+  lineItemsTable,
   money,
   pager,
   select,
@@ -48,8 +52,9 @@ export function paymentBadges(p: PaymentRow): Html {
   return html`<span class="pay-badges">${statusBadge(p.status)}${refunded ? statusBadge('REFUNDED') : ''}${partly ? statusBadge('PARTLY REFUNDED') : ''}${p.disputed ? statusBadge('DISPUTED') : ''}</span>`;
 }
 
-const customerCell = (p: PaymentRow): Html | string =>
-  p.customer_id ? html`<a href="/dashboard/customers/${p.customer_id}">${p.email ?? p.customer_id}</a>` : (p.email ?? '—');
+/** The payer: a link to the customer while it exists (never to a deleted one's 404), else the email typed. */
+const customerCell = (p: PaymentRow, known: ReadonlySet<string>): Html | string =>
+  p.customer_id ? customerRef(p.customer_id, known, p.email ?? p.customer_id) : (p.email ?? '—');
 
 export const STATUS_OPTIONS = [
   { value: 'SUCCEEDED', label: 'Succeeded' },
@@ -61,6 +66,7 @@ export const STATUS_OPTIONS = [
 export function paymentsList(
   page: ListPage<PaymentRow>,
   filters: { status?: string | undefined; customer?: string | undefined },
+  knownCustomers: ReadonlySet<string>,
   limit: string | undefined,
   wasCursor: boolean,
 ): ShellPage {
@@ -72,7 +78,7 @@ export function paymentsList(
       null,
       html`${filterBar(BASE, [
         { kind: 'select', name: 'status', label: 'Status', options: STATUS_OPTIONS, value: filters.status },
-        { kind: 'text', name: 'customer', label: 'Customer ID', value: filters.customer, placeholder: 'cus_…' },
+        { kind: 'text', name: 'customer', label: 'Customer ID or email', value: filters.customer, placeholder: 'cus_… or ada@example.com' },
       ])}
 ${table<PaymentRow>(
         [
@@ -80,7 +86,7 @@ ${table<PaymentRow>(
           { label: 'Status', cell: paymentBadges },
           { label: 'Description', cell: (p) => p.description ?? '—' },
           { label: 'Card', cell: (p) => html`<span class="nowrap">${cardText(p) ?? '—'}</span>` },
-          { label: 'Customer', cell: customerCell },
+          { label: 'Customer', cell: (p) => customerCell(p, knownCustomers) },
           { label: 'Created', cell: (p) => html`<span class="nowrap">${when(p.created_at)}</span>` },
         ],
         page.rows,
@@ -99,6 +105,10 @@ export type Confirm = { kind: 'cancel-refund'; refund: RefundRow } | { kind: 'ac
 
 export interface PaymentView {
   payment: PaymentRow;
+  /** The checkout session it was paid on (its line items and metadata), when there is one. */
+  session: SessionRow | null;
+  /** Which of its customer ids still exist (a deleted customer is not linked). */
+  knownCustomers: ReadonlySet<string>;
   receiptUrl: string | null;
   /** Oldest first. */
   refunds: RefundRow[];
@@ -106,6 +116,8 @@ export interface PaymentView {
   notice: Html;
   /** An action on the page that was refused (a cancel, an acceptance), shown at its top. */
   problem?: string | null;
+  /** Whether the user may approve or refuse a review (fraud.manage). */
+  canReview?: boolean;
   /** The refund form as posted, with the API's error; absent: prefilled with what is left. */
   refundForm?: FormState | null;
   /** The evidence form of one dispute as posted, with the API's error. */
@@ -146,15 +158,27 @@ export function paymentDetail(v: PaymentView, f: Forms): ShellPage {
       p.installment_plan_id
         ? ['Installment plan', html`<span class="mono">${p.installment_plan_id}</span>${p.installment_number ? html` <span class="muted">(payment ${p.installment_number})</span>` : ''}`]
         : null,
-      ['Customer', p.customer_id ? html`<a class="mono" href="/dashboard/customers/${p.customer_id}">${p.customer_id}</a>` : null],
+      ['Customer', p.customer_id ? customerRef(p.customer_id, v.knownCustomers) : null],
       ['Receipt', v.receiptUrl ? html`<a href="${v.receiptUrl}" target="_blank" rel="noopener">Open the receipt</a>` : null],
       ['Payment ID', html`<span class="mono">${p.id}</span>`],
       ['Created', when(p.created_at)],
       p.succeeded_at ? ['Succeeded', when(p.succeeded_at)] : null,
       p.failed_at ? ['Failed', when(p.failed_at)] : null,
     ]))}</div>
-${refundsCard(v, f, path)}${disputesCard(v.disputes, f, path, v.evidence ?? null)}`,
+${paymentFraudCard(p, f, v.canReview ?? false)}${sessionCard(v.session)}${refundsCard(v, f, path)}${disputesCard(v.disputes, f, path, v.evidence ?? null)}`,
   };
+}
+
+/** What the checkout session sold: its line items and the merchant's metadata (issue 22). */
+function sessionCard(cs: SessionRow | null): Html {
+  if (!cs) return html``;
+  const metadata = Object.keys(cs.metadata).length ? html`<span class="mono pre">${metadataText(cs.metadata)}</span>` : html`<span class="muted">None.</span>`;
+  return card(
+    'Checkout session',
+    html`${lineItemsTable(cs.line_items, cs.currency, cs.amount_cents)}
+${facts([cs.description ? ['Description', cs.description] : null, ['Metadata', metadata]])}`,
+    html`id="session"`,
+  );
 }
 
 const SOURCES: Record<string, string> = { DIRECT: 'opened directly', EMBED: 'from an embed', WHATSAPP: 'from WhatsApp', QR: 'from the QR code' };
@@ -245,7 +269,10 @@ ${f.hidden()}
 ${input({
     name: 'amount',
     label: `Amount (${p.currency.toUpperCase()})`,
-    hint: `Up to ${money(Math.max(left, 0), p.currency)}. Leave it empty to refund all that is left.`,
+    // Opened afresh, the field holds all that is left (what an empty field refunds too): the hint says so.
+    hint: v.refundForm
+      ? `Up to ${money(Math.max(left, 0), p.currency)}. Left empty, it refunds all that is left.`
+      : `All that is left, ${money(Math.max(left, 0), p.currency)}, is filled in: type less to refund part of it.`,
     state,
     attrs: html`inputmode="decimal" autocomplete="off"`,
   })}

@@ -5,7 +5,7 @@ import { updateAccount } from '../../auth/service.ts';
 import type { ApiError } from '../../lib/errors.ts';
 import { validate } from '../../lib/validate.ts';
 import { allowBrand } from '../../pages/index.ts';
-import { doneNotice, type DashContext } from '../context.ts';
+import { allow, doneNotice, type DashContext } from '../context.ts';
 import { checked, fieldsOf, orNull } from '../forms.ts';
 import type { FormState } from '../widgets.ts';
 import { SETTINGS_PATH, settingsPage, settingsValues } from './views.ts';
@@ -27,10 +27,10 @@ export function settingsPages(ctx: DashContext): Router {
     await ctx.render(req, res, (f) => settingsPage(saved, state(saved), f, doneNotice(req, DONE)), status);
   };
 
-  r.get('/', (req, res) => show(req, res, (saved) => ({ values: settingsValues(saved) })));
+  r.get('/', allow('settings.manage'), (req, res) => show(req, res, (saved) => ({ values: settingsValues(saved) })));
 
   r.post(
-    '/',
+    '/', allow('settings.manage'),
     ctx.action(
       async (req, res, se) => {
         const v = fieldsOf(req);
@@ -41,7 +41,7 @@ export function settingsPages(ctx: DashContext): Router {
           brand_color: checked(v.brand_color_default) ? null : orNull(v.brand_color),
           logo_url: orNull(v.logo_url),
         });
-        await updateAccount(s.sql, ctx.owner(res), input, req.log.child({ component: 'dashboard', user: se.user_id }));
+        await updateAccount(s.sql, ctx.owner(res), input, req.log.child({ component: 'dashboard', user: se.user_id }), ctx.actor(req, res));
         return { redirect: `${SETTINGS_PATH}?done=saved` };
       },
       (req: Request, res: Response, err: ApiError) => show(req, res, () => ({ values: fieldsOf(req), error: err }), err.status),

@@ -48,14 +48,33 @@ ${sampleButton(color)}
   );
 }
 
+/**
+ * Test mode shows the settings without a form: they are shared by both modes and change what live
+ * customers see, so only live mode changes them (issue 21; the server refuses a test-mode save too).
+ */
+function readOnly(saved: AccountBranding, state: FormState, f: Forms): Html {
+  const row = (label: string, value: string | null, mono = false) =>
+    html`<dt>${label}</dt><dd>${value ? (mono ? html`<span class="mono">${value}</span>` : value) : html`<span class="muted">Not set</span>`}</dd>`;
+  return card(
+    'Business and branding',
+    html`${formError(state, [])}<div class="alert info" role="note">You are viewing <strong>test data</strong>. These settings change what your <strong>live</strong> customers see, so they can be changed in live mode only.</div>
+<div class="field"><dl class="facts">${row('Business name', saved.business_name)}${row('Support email', saved.support_email)}${row('Brand colour', saved.brand_color, true)}${row('Logo URL', saved.logo_url, true)}</dl></div>
+<form class="inline" method="post" action="/dashboard/mode">
+<input type="hidden" name="_csrf" value="${f.csrf}"><input type="hidden" name="mode" value="live"><input type="hidden" name="back" value="${SETTINGS_PATH}">
+<button type="submit" class="primary">Switch to live data to change them</button>
+</form>`,
+  );
+}
+
 export function settingsPage(saved: AccountBranding, state: FormState, f: Forms, notice: Html): ShellPage {
   return {
     section: 'settings',
     title: 'Settings',
     body: html`${notice}<div class="alert info" role="note">These settings are shared by <strong>test and live</strong> mode. Payers see them on your hosted checkout, payment link and invoice pages and in the emails sent to them (receipts, refund notices, invoices, reminders, invitations); your support email is where their replies go.</div>
-<div class="columns">${card(
-      'Business and branding',
-      html`${formError(state, SETTINGS_FIELDS)}
+<div class="columns">${f.livemode
+      ? card(
+          'Business and branding',
+          html`${formError(state, SETTINGS_FIELDS)}
 <form method="post" action="${SETTINGS_PATH}" novalidate>
 ${f.hidden()}
 ${input({ name: 'business_name', label: 'Business name', hint: 'The heading of your hosted pages and the sender name of your emails. Up to 100 characters. Empty: none.', state, attrs: html`maxlength="200" autocomplete="organization"` })}
@@ -65,6 +84,7 @@ ${checkbox('brand_color_default', 'No brand colour: use the default', state)}
 ${input({ name: 'logo_url', label: 'Logo URL', type: 'url', hint: 'An https address of an image (PNG, SVG, JPEG), shown up to 40 pixels high. Empty: no logo.', state, attrs: html`maxlength="2100" placeholder="https://example.com/logo.png"` })}
 <div class="form-actions"><button type="submit" class="primary">Save settings</button></div>
 </form>`,
-    )}${preview(saved)}</div>`,
+        )
+      : readOnly(saved, state, f)}${preview(saved)}</div>`,
   };
 }

@@ -8,8 +8,8 @@ import { sendTestEvent } from '../../test-events/service.ts';
 import { CreateEndpoint, ListEndpointDeliveries, ListEndpoints, RetryFailed, RotateSecret, UpdateEndpoint } from '../../webhooks/schema.ts';
 import * as service from '../../webhooks/service.ts';
 import * as store from '../../webhooks/store.ts';
-import { doneNotice, type DashContext } from '../context.ts';
-import { fieldsOf, listOf, listQueryOf, optional, orNull, parseUtcDateTime, utcDateTimeText } from '../forms.ts';
+import { allow, doneNotice, type DashContext } from '../context.ts';
+import { checked, fieldsOf, listOf, listQueryOf, optional, orNull, parseUtcDateTime, utcDateTimeText } from '../forms.ts';
 import { alertBox, toPage, type FormState } from '../widgets.ts';
 import {
   deliveriesPage,
@@ -32,6 +32,13 @@ const DONE = {
 };
 
 /** The notice of retry-failed: how many deliveries it made, from the redirect's query. */
+/** The rate limit field: empty is none (null); digits a number; anything else goes to the schema as is, which names it. */
+const rateLimitOf = (v: string | undefined): unknown => {
+  const text = v?.trim() ?? '';
+  if (text === '') return null;
+  return /^\d{1,6}$/.test(text) ? Number(text) : text;
+};
+
 function retriedNotice(req: Request) {
   const n = formText(req.query.retried);
   if (!/^\d{1,6}$/.test(n)) return alertBox('success', null);
@@ -56,13 +63,13 @@ export function webhooksPages(ctx: DashContext): Router {
     return withoutSecrets(row);
   };
 
-  r.get('/', async (req, res) => {
+  r.get('/', allow('developers.read'), async (req, res) => {
     const q = parseListQuery(ListEndpoints, listQueryOf(req));
     const page = toPage((await store.listEndpoints(s.sql, ctx.owner(res), q)).map(withoutSecrets), q);
     await ctx.render(req, res, () => endpointsList(page, !!(q.starting_after || q.ending_before), doneNotice(req, DONE)));
   });
 
-  r.get('/new', async (req, res) => {
+  r.get('/new', allow('webhooks.manage'), async (req, res) => {
     await ctx.render(req, res, (f) => endpointForm(null, { values: {} }, [], f));
   });
 
@@ -71,7 +78,7 @@ export function webhooksPages(ctx: DashContext): Router {
 
   // The answer shows the secret once; a replay of the form (same key) goes to the endpoint's page.
   r.post(
-    '/',
+    '/', allow('webhooks.manage'),
     ctx.action(
       async (req, res) => {
         const v = fieldsOf(req);
@@ -79,8 +86,10 @@ export function webhooksPages(ctx: DashContext): Router {
           url: (v.url ?? '').trim(),
           enabled_events: listOf(req, 'enabled_events'),
           description: optional(v.description),
+          rate_limit: rateLimitOf(v.rate_limit),
+          ordered: checked(v.ordered),
         });
-        const row = await service.createEndpoint(s, ctx.owner(res), input);
+        const row = await service.createEndpoint(s, ctx.owner(res), input, ctx.actor(req, res));
         req.log.info({ component: 'dashboard', endpoint: row.id }, 'dashboard webhook endpoint created');
         return { show: () => secretShown(withoutSecrets(row), row.secret, 'created'), replay: endpointPath(row.id) };
       },
@@ -91,25 +100,26 @@ export function webhooksPages(ctx: DashContext): Router {
   /** The endpoint's page, with the test form as it came back (`test`), if it did. */
   const detail = async (req: Request, res: Response, e: EndpointView, test: FormState, status = 200) => {
     const recent = await service.endpointDeliveries(s, ctx.owner(res), e.id, { limit: 5 });
+    const stats = await service.endpointStats(s, ctx.owner(res), e.id);
     await ctx.render(
       req,
       res,
-      (f) => endpointDetail({ e, recent: recent.rows.slice(0, 5), attempts: recent.attempts, notice: doneNotice(req, DONE), confirm: formText(req.query.confirm), test }, f),
+      (f) => endpointDetail({ e, recent: recent.rows.slice(0, 5), attempts: recent.attempts, stats, notice: doneNotice(req, DONE), confirm: formText(req.query.confirm), test }, f),
       status,
     );
   };
 
-  r.get('/:id', async (req, res) => {
+  r.get('/:id', allow('developers.read'), async (req, res) => {
     await detail(req, res, await load(res, req.params.id), { values: {} });
   });
 
-  r.get('/:id/edit', async (req, res) => {
+  r.get('/:id/edit', allow('webhooks.manage'), async (req, res) => {
     const e = await load(res, req.params.id);
-    const values = { url: e.url, description: e.description ?? '' };
+    const values = { url: e.url, description: e.description ?? '', rate_limit: e.rate_limit === null ? '' : String(e.rate_limit), ordered: e.ordered ? 'on' : '' };
     await ctx.render(req, res, (f) => endpointForm(e, { values }, e.enabled_events, f));
   });
 
-  r.post('/:id', async (req, res, next) => {
+  r.post('/:id', allow('webhooks.manage'), async (req, res, next) => {
     const e = await load(res, req.params.id);
     return ctx.action(
       async () => {
@@ -118,8 +128,10 @@ export function webhooksPages(ctx: DashContext): Router {
           url: (v.url ?? '').trim(),
           description: orNull(v.description),
           enabled_events: listOf(req, 'enabled_events'),
+          rate_limit: rateLimitOf(v.rate_limit),
+          ordered: checked(v.ordered),
         });
-        await service.updateEndpoint(s, ctx.owner(res), e.id, patch);
+        await service.updateEndpoint(s, ctx.owner(res), e.id, patch, ctx.actor(req, res));
         return { redirect: `${endpointPath(e.id)}?done=updated` };
       },
       showForm(e),
@@ -128,36 +140,36 @@ export function webhooksPages(ctx: DashContext): Router {
 
   for (const [action, active] of [['pause', false], ['resume', true]] as const) {
     r.post(
-      `/:id/${action}`,
+      `/:id/${action}`, allow('webhooks.manage'),
       ctx.action(async (req, res) => {
         const id = endpointId(req.params.id as string);
-        await service.updateEndpoint(s, ctx.owner(res), id, validate(UpdateEndpoint, { is_active: active }));
+        await service.updateEndpoint(s, ctx.owner(res), id, validate(UpdateEndpoint, { is_active: active }), ctx.actor(req, res));
         return { redirect: `${endpointPath(id)}?done=${active ? 'resumed' : 'paused'}` };
       }),
     );
   }
 
   r.post(
-    '/:id/rotate-secret',
+    '/:id/rotate-secret', allow('webhooks.manage'),
     ctx.action(async (req, res) => {
       const id = endpointId(req.params.id as string);
       validate(RotateSecret, {});
-      const row = await service.rotateSecret(s, ctx.owner(res), id);
+      const row = await service.rotateSecret(s, ctx.owner(res), id, ctx.actor(req, res));
       req.log.info({ component: 'dashboard', endpoint: row.id }, 'dashboard webhook secret rotated');
       return { show: () => secretShown(withoutSecrets(row), row.secret, 'rotated'), replay: endpointPath(row.id) };
     }),
   );
 
   r.post(
-    '/:id/delete',
+    '/:id/delete', allow('webhooks.manage'),
     ctx.action(async (req, res) => {
       const id = endpointId(req.params.id as string);
-      await service.deleteEndpoint(s, ctx.owner(res), id);
+      await service.deleteEndpoint(s, ctx.owner(res), id, ctx.actor(req, res));
       return { redirect: '/dashboard/webhooks?done=deleted' };
     }),
   );
 
-  r.post('/:id/test', async (req, res, next) => {
+  r.post('/:id/test', allow('webhooks.manage'), async (req, res, next) => {
     const e = await load(res, req.params.id);
     return ctx.action(
       async () => {
@@ -195,11 +207,11 @@ export function webhooksPages(ctx: DashContext): Router {
     );
   };
 
-  r.get('/:id/deliveries', async (req, res) => {
+  r.get('/:id/deliveries', allow('developers.read'), async (req, res) => {
     await deliveries(req, res, await load(res, req.params.id), null);
   });
 
-  r.post('/:id/retry-failed', async (req, res, next) => {
+  r.post('/:id/retry-failed', allow('webhooks.manage'), async (req, res, next) => {
     const e = await load(res, req.params.id);
     return ctx.action(
       async () => {

@@ -1,6 +1,8 @@
 import { EVENT_TYPES } from '../../events/catalogue.ts';
 import { html, raw, type Html } from '../../pages/html.ts';
 import type { AttemptRow, DeliveryStatus, EndpointDeliveryRow } from '../../webhooks/deliveries.ts';
+import { healthStatus, maskedHeaders, type WebhookEndpointStats } from '../../webhooks/presenter.ts';
+import { deliveryChart } from './chart.ts';
 import { DELIVERY_STATUSES, MAX_ENDPOINTS } from '../../webhooks/schema.ts';
 import type { EndpointRow } from '../../webhooks/store.ts';
 import type { ShellPage } from '../layout.ts';
@@ -8,6 +10,7 @@ import {
   badge,
   buttonForm,
   card,
+  checkbox,
   confirmPanel,
   copyable,
   facts,
@@ -32,10 +35,29 @@ export const deliveriesPath = (id: string): string => `${BASE}/${id}/deliveries`
 export type EndpointView = Omit<EndpointRow, 'secret' | 'previous_secret'>;
 export function withoutSecrets(row: EndpointRow): EndpointView {
   const { secret: _s, previous_secret: _p, ...rest } = row;
-  return rest;
+  // Custom header values are write-only: a page only ever has them masked.
+  return { ...rest, headers: maskedHeaders(row.headers) };
 }
 
-const stateBadge = (e: EndpointView) => statusBadge(e.is_active ? 'ACTIVE' : 'PAUSED');
+const stateBadge = (e: EndpointView) => {
+  const health = healthStatus(e);
+  return statusBadge(health === 'disabled' ? 'DISABLED' : !e.is_active ? 'PAUSED' : health === 'failing' ? 'FAILING' : 'ACTIVE');
+};
+
+/**
+ * The banner of an endpoint the service disabled (or is failing): why, since when, and what to do.
+ * Shown on the endpoint's page, and once per such endpoint on the list.
+ */
+export function healthBanner(e: EndpointView): Html {
+  const health = healthStatus(e);
+  if (health === 'disabled') {
+    return html`<div class="alert warn" role="alert" data-health-banner="disabled"><p><strong>${e.url} was disabled</strong> on ${when(e.disabled_at)}: every delivery to it failed since ${when(e.failing_since)} (${e.failed_attempts} failed attempts). Its events are held, none is lost. Fix the receiver, then resume the endpoint to send them.</p></div>`;
+  }
+  if (health === 'failing' && e.is_active) {
+    return html`<div class="alert info" role="status" data-health-banner="failing"><p><strong>${e.url} is failing:</strong> every attempt since ${when(e.failing_since)} failed (${e.failed_attempts} so far). If none succeeds, the endpoint is disabled automatically and its events held.</p></div>`;
+  }
+  return html``;
+}
 const isAll = (events: readonly string[]) => events.includes('*');
 const eventsText = (events: readonly string[]) => (isAll(events) ? 'All events' : events.length === 1 ? events[0]! : `${events.length} event types`);
 
@@ -48,7 +70,7 @@ export function endpointsList(page: ListPage<EndpointView>, wasCursor: boolean, 
     section: 'webhooks',
     title: 'Webhooks',
     actions: html`<a class="btn primary" href="${BASE}/new">Add endpoint</a>`,
-    body: html`${notice}${card(
+    body: html`${notice}${page.rows.filter((e) => healthStatus(e) === 'disabled').map(healthBanner)}${card(
       null,
       html`<p class="muted wh-intro">Each endpoint receives the events it subscribes to, signed with its own secret. Up to ${MAX_ENDPOINTS} endpoints in each mode.</p>
 ${table<EndpointView>(
@@ -82,9 +104,9 @@ ${box('*', html`<span><strong>All events (*)</strong> <span class="hint">every t
 ${error ? html`<p class="field-error" id="enabled_events-error">${error}</p>` : ''}</fieldset>`;
 }
 
-export const ENDPOINT_FIELDS = ['url', 'description', 'enabled_events'] as const;
+export const ENDPOINT_FIELDS = ['url', 'description', 'enabled_events', 'rate_limit', 'ordered'] as const;
 
-/** The form of a new endpoint, or of an existing one (`e`): url, description, events. */
+/** The form of a new endpoint, or of an existing one (`e`): url, description, events, throttle, ordering. */
 export function endpointForm(e: EndpointView | null, state: FormState, checked: readonly string[], f: Forms): ShellPage {
   return {
     section: 'webhooks',
@@ -100,6 +122,9 @@ ${input({ name: 'url', label: 'Endpoint URL', type: 'url', state, required: true
   : 'A public https:// address of your server, such as https://example.com/webhooks. In test mode a local address (http://localhost:4000/webhooks) is accepted where the service allows it (WEBHOOK_TEST_LOCAL_TARGETS); else use payments-service listen.', attrs: html`maxlength="2048" autocomplete="off" inputmode="url"` })}
 ${input({ name: 'description', label: 'Description', hint: 'Optional, for your team.', state, attrs: html`maxlength="500"` })}
 ${eventChecks(state, checked)}
+${input({ name: 'rate_limit', label: 'Rate limit (deliveries per second)', hint: 'Optional, 1 to 1000: at most this many deliveries a second, for a small receiver. Empty: as fast as they come.', state, attrs: html`inputmode="numeric" pattern="[0-9]*" maxlength="4" autocomplete="off"` })}
+<div class="field">${checkbox('ordered', 'Ordered: deliveries about the same object go one at a time, in event order', state)}
+<p class="hint">Each waits until the one before succeeded or failed for good (up to about 10.5 hours of retries); other objects are not held.</p></div>
 <div class="form-actions"><button type="submit" class="primary">${e ? 'Save changes' : 'Add endpoint'}</button><a href="${e ? endpointPath(e.id) : BASE}">Cancel</a></div>
 </form>`,
     ),
@@ -134,6 +159,7 @@ export interface DetailView {
   e: EndpointView;
   recent: EndpointDeliveryRow[];
   attempts: Map<string, AttemptRow[]>;
+  stats: WebhookEndpointStats;
   notice: Html;
   confirm: string;
   test: FormState;
@@ -170,7 +196,7 @@ export function endpointDetail(v: DetailView, f: Forms): ShellPage {
     title: e.description ?? e.url,
     crumbs: [['Webhooks', BASE]],
     actions: html`<a class="btn" href="${path}/edit">Edit</a>${buttonForm(`${path}/${e.is_active ? 'pause' : 'resume'}`, f, e.is_active ? 'Pause' : 'Resume')}<a class="btn" href="${path}?confirm=rotate">Rotate secret</a><a class="btn danger" href="${path}?confirm=delete">Delete</a>`,
-    body: html`${v.notice}${panel}${card(
+    body: html`${v.notice}${healthBanner(e)}${panel}${card(
       'Details',
       facts([
         ['URL', html`<span class="mono">${e.url}</span>`],
@@ -181,11 +207,19 @@ export function endpointDetail(v: DetailView, f: Forms): ShellPage {
           'Events',
           isAll(e.enabled_events) ? 'All events (*)' : html`<ul class="wh-list">${e.enabled_events.map((t) => html`<li class="mono">${t}</li>`)}</ul>`,
         ],
+        [
+          'Custom headers',
+          Object.keys(e.headers).length
+            ? html`<ul class="wh-list">${Object.entries(e.headers).map(([n, v]) => html`<li><span class="mono">${n}: ${v}</span></li>`)}</ul><span class="muted">Values are write-only; set them through the API (PATCH headers).</span>`
+            : html`<span class="muted">None.</span>`,
+        ],
+        ['Rate limit', e.rate_limit === null ? html`<span class="muted">None.</span>` : `${e.rate_limit} deliveries per second`],
+        ['Ordered', e.ordered ? 'Yes: deliveries about one object go one at a time, in event order' : 'No'],
         ['Signing secret', until ? html`Rotation in progress: the previous secret also signs until ${when(until)}.` : html`<span class="muted">Shown only when the endpoint is added or the secret rotated.</span>`],
         ['Created', when(e.created_at)],
         ['Updated', when(e.updated_at)],
       ]),
-    )}${card('Send a test event', testForm(v, f), html`id="test"`)}${card(
+    )}${card('Deliveries, last 24 hours', deliveryChart(v.stats), html`id="stats"`)}${card('Send a test event', testForm(v, f), html`id="test"`)}${card(
       'Recent deliveries',
       html`${deliveriesTable(v.recent, v.attempts, 'No deliveries to this endpoint yet.')}
 <p><a href="${deliveriesPath(e.id)}">All deliveries</a> · <a href="${deliveriesPath(e.id)}?status=FAILED">Failed deliveries</a></p>`,

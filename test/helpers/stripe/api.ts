@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
 import { STRIPE_JS_SOURCE } from './js.ts';
+import { DIGITS } from '../cards.ts';
 
 /**
  * A local stand-in for Stripe's API (tests only): stripe-node reaches it through STRIPE_API_URL.
@@ -34,19 +35,19 @@ export function stripeEnv(api: StripeStandIn, opts: { test?: boolean; live?: boo
 
 /** Stripe's test cards, as the stand-in plays them. */
 const DECLINES: Record<string, { code: string; decline_code?: string; message: string }> = {
-  '4000000000000002': { code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.' },
-  '4000000000009995': { code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' },
-  '4000000000000069': { code: 'expired_card', message: 'Your card has expired.' },
-  '4000000000000127': { code: 'incorrect_cvc', message: 'Your card\'s security code is incorrect.' },
+  [DIGITS.declined]: { code: 'card_declined', decline_code: 'generic_decline', message: 'Your card was declined.' },
+  [DIGITS.insufficientFunds]: { code: 'card_declined', decline_code: 'insufficient_funds', message: 'Your card has insufficient funds.' },
+  [DIGITS.expired]: { code: 'expired_card', message: 'Your card has expired.' },
+  [DIGITS.incorrectCvc]: { code: 'incorrect_cvc', message: 'Your card\'s security code is incorrect.' },
 };
-const THREE_D_SECURE = new Set(['4000000000003220', '4000002500003155']);
+const THREE_D_SECURE = new Set([DIGITS.threeDS, DIGITS.threeDSAlt]);
 /**
  * Saved cards, charged off-session: Stripe's "attaches but charges fail" card as the simulator plays
  * it (the payment with the cardholder present succeeds, every off-session charge is declined), and
  * the card that always asks for authentication (an off-session charge answers authentication_required).
  */
-const OFF_SESSION_DECLINES = new Set(['4000000000000341']);
-const ALWAYS_AUTHENTICATE = new Set(['4000002760003184']);
+const OFF_SESSION_DECLINES = new Set([DIGITS.laterDeclines]);
+const ALWAYS_AUTHENTICATE = new Set([DIGITS.alwaysAuthenticate]);
 
 export interface ReceivedRequest {
   method: string;
@@ -235,7 +236,7 @@ export class StripeStandIn {
     };
     this.intents.set(pid, pi);
     const card = this.savedCards.get(pm.id)!;
-    const decline = OFF_SESSION_DECLINES.has(card) ? DECLINES['4000000000000002']! : DECLINES[card];
+    const decline = OFF_SESSION_DECLINES.has(card) ? DECLINES[DIGITS.declined]! : DECLINES[card];
     if (decline || ALWAYS_AUTHENTICATE.has(card)) {
       const err = decline ?? { code: 'authentication_required', decline_code: 'authentication_required', message: 'Your card was declined. This transaction requires authentication.' };
       this.decline(pi, err);

@@ -1,0 +1,141 @@
+// Where the service's CPU goes per hot endpoint (issue 28, point 2): for each endpoint, a fresh
+// service process under `node --cpu-prof`, loaded alone at 50 connections for BENCH_SECONDS, then
+// its profile summarised by self time: per package (express, pino, zod, postgres, …, the
+// service's own src/, Node's internals) and the heaviest functions. Written into bench/RESULTS.md;
+// the .cpuprofile files stay in bench/out/profile/ (open them in Chrome's DevTools).
+// `npm run bench -- profile`; BENCH_PROFILE_CUSTOMERS seeded (default 20,000).
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { newId } from '../src/lib/ids.ts';
+import { api, createAccountKey, environmentNote, fmtNum, freshDatabase, load, OUT_DIR, say, startService, table, writeSection, type BenchSettings, type LoadSpec } from './lib.ts';
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+/** Which package or part of the code a frame belongs to. */
+function bucket(url: string, fn: string): string {
+  if (!url) return fn === '(garbage collector)' ? 'garbage collector' : fn === '(program)' || fn === '(idle)' ? fn : 'native / V8';
+  const nm = /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(url);
+  if (nm) return nm[1]!;
+  if (url.startsWith('node:')) return `node:${url.slice(5).split('/')[0]}`;
+  const own = /\/(src|workers)\/([^/]+)/.exec(url);
+  if (own) return `service ${own[1]}/${own[2]!.replace(/\.ts$/, '')}`;
+  return 'other';
+}
+
+/**
+ * Self time per bucket and per function, in µs per request, of the samples taken while the
+ * measured load ran: the window [fromEnd.start, fromEnd.end] µs before the profile's end (the
+ * process's exit), so that start-up, warm-up and shutdown are left out.
+ */
+function summarise(file: string, requests: number, fromEnd: { start: number; end: number }) {
+  const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
+  const byId = new Map(p.nodes.map((n) => [n.id, n]));
+  const self = new Map<number, number>();
+  const total = p.timeDeltas.reduce((a, b) => a + b, 0);
+  let at = 0;
+  p.samples.forEach((id, i) => {
+    at += p.timeDeltas[i] ?? 0;
+    const beforeEnd = total - at;
+    if (beforeEnd > fromEnd.start || beforeEnd < fromEnd.end) return;
+    self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0));
+  });
+  const buckets = new Map<string, number>();
+  const fns = new Map<string, number>();
+  let busy = 0;
+  for (const [id, us] of self) {
+    const n = byId.get(id)!;
+    const { functionName: fn, url, lineNumber } = n.callFrame;
+    if (fn === '(idle)' || fn === '(program)') continue;
+    busy += us;
+    const b = bucket(url, fn);
+    buckets.set(b, (buckets.get(b) ?? 0) + us);
+    const label = `${fn || '(anonymous)'} ${url ? `${url.replace(/^.*node_modules\//, '').replace(/^file:\/\/.*?\/(src|workers)\//, '$1/')}:${lineNumber + 1}` : ''}`.trim();
+    fns.set(label, (fns.get(label) ?? 0) + us);
+  }
+  const per = (us: number) => us / requests;
+  const top = (m: Map<string, number>, k: number) => [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, k).map(([name, us]) => ({ name, us: per(us) }));
+  return { busyUs: per(busy), buckets: top(buckets, 12), functions: top(fns, 12) };
+}
+
+export async function run(settings: BenchSettings): Promise<void> {
+  const customers = Number(process.env.BENCH_PROFILE_CUSTOMERS ?? 20_000);
+  const db = await freshDatabase('profile');
+  const env = await environmentNote(db.sql);
+  const { accountId, key } = await createAccountKey(db.sql, 'test');
+  const ids = Array.from({ length: customers }, () => newId('cus'));
+  await db.sql`
+    insert into customers (id, account_id, livemode, email, first_name, last_name)
+    select id, ${accountId}, false, id || '@example.com', 'Seeded', 'Customer' from unnest(${ids}::text[]) as t(id)`;
+  const dir = path.join(OUT_DIR, 'profile');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const sessionBody = { currency: 'usd', success_url: 'https://merchant.example/thanks', line_items: [{ name: 'Teapot', quantity: 1, amount: 3200 }] };
+  const endpoints: Array<{ name: string; spec: Omit<LoadSpec, 'url'> }> = [
+    { name: '`GET /v1/customers/:id`', spec: { key, path: `/v1/customers/${ids[0]}`, next: () => ({ path: `/v1/customers/${ids[Math.floor(Math.random() * ids.length)]}` }) } },
+    { name: '`GET /v1/customers` (first page)', spec: { key, path: '/v1/customers' } },
+    { name: '`GET /l/:slug`', spec: { path: '/l/profile-page' } },
+    { name: '`POST /v1/customers`', spec: { key, method: 'POST', path: '/v1/customers', body: '{"email":"p-[<id>]@example.com","first_name":"New","last_name":"Customer"}', idReplacement: true } },
+    { name: '`POST /v1/checkout/sessions`', spec: { key, method: 'POST', path: '/v1/checkout/sessions', body: sessionBody } },
+  ];
+  const sections: string[] = [];
+  try {
+    for (const [i, e] of endpoints.entries()) {
+      const out = path.join(dir, String(i));
+      mkdirSync(out);
+      say(`profile: ${e.name}`);
+      const svc = await startService({ suite: 'profile', databaseUrl: db.url, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${out}`] });
+      let requests = 0;
+      let t0 = 0;
+      let t1 = 0;
+      try {
+        if (i === 0) await api(svc.url, key, 'POST', '/v1/payment-links', { amount: 2500, currency: 'usd', name: 'Profile', slug: 'profile-page' });
+        await load({ url: svc.url, ...e.spec, warmupSeconds: 0 }, { ...settings, seconds: 2 }); // warm-up, not profiled
+        t0 = performance.now();
+        const r = await load({ url: svc.url, ...e.spec, warmupSeconds: 0 }, settings);
+        t1 = performance.now();
+        requests = r.total;
+      } finally {
+        await svc.stop();
+      }
+      const t2 = performance.now(); // about when the profile ends (the process has exited)
+      const file = readdirSync(out).find((f) => f.endsWith('.cpuprofile'));
+      if (!file || requests === 0) {
+        sections.push(`#### ${e.name}\n\nNo profile written.`);
+        continue;
+      }
+      const s = summarise(path.join(out, file), requests, { start: (t2 - t0) * 1000, end: (t2 - t1) * 1000 });
+      sections.push(
+        `#### ${e.name}: ${fmtNum(s.busyUs)} µs of CPU (main thread, self time) per request, ${fmtNum(requests)} requests\n\n` +
+          table(['Package or part (self time)', 'µs/req'], s.buckets.map((b) => [b.name, b.us.toFixed(1)])) +
+          '\n\n' +
+          table(['Heaviest functions (self time)', 'µs/req'], s.functions.map((f) => [`\`${f.name.replace(/\|/g, '\\|')}\``, f.us.toFixed(1)])),
+      );
+    }
+    await writeSection(
+      'profile',
+      `## Where the CPU goes per endpoint (issue 28)
+
+${env}.
+Each endpoint alone on a fresh \`node --cpu-prof src/main.ts\` (web and workers, default configuration,
+LOG_LEVEL info) for ${settings.seconds} s at ${settings.connections} connections after 2 s of warm-up; only the samples of the
+measured seconds are counted (start-up, warm-up and shutdown left out; the window is placed back from the process's exit,
+so on a loaded machine a slow shutdown shifts it into the warm-up: the two create profiles of the committed run carry
+start-up and module-loading time, read their package split rather than their totals). Self time of the main thread per request, by package and by
+function; the profiler adds some overhead of its own, so compare within a table, not with other
+sections. Reproduce: \`BENCH_SECONDS=${settings.seconds} npm run bench -- profile\` (profiles in bench/out/profile/).
+
+${sections.join('\n\n')}`,
+    );
+  } finally {
+    await db.close();
+  }
+}
