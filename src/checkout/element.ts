@@ -20,7 +20,7 @@ import type { AttemptLookup, Processor } from '../processor/types.ts';
 import type { Services } from '../services.ts';
 import { elementIntent, startElementAttempt, type PayResult } from './pay.ts';
 import { recordOutcome } from './settle.ts';
-import type { SessionRow } from './store.ts';
+import { findSession, type SessionRow } from './store.ts';
 import * as views from './views.ts';
 
 /**
@@ -177,7 +177,9 @@ export function elementPages(c: ElementContext) {
 async function settleReturn(s: Services, processor: Processor, row: SessionRow, log: Logger): Promise<PayResult> {
   const attempt = await payments.inFlightOfSession(s.sql, ownerOf(row), row.id);
   const intentId = row.payment_intent_id;
-  if (!attempt || !intentId || attempt.payment_intent_id !== intentId) return { kind: 'ended', session: row };
+  // Nothing in flight: the webhook may have settled it since the page read the row, so the payer
+  // lands where the session is now (success_url once COMPLETE), never on a stale copy.
+  if (!attempt || !intentId || attempt.payment_intent_id !== intentId) return { kind: 'ended', session: (await findSession(s.sql, ownerOf(row), row.id)) ?? row };
   let lookup: AttemptLookup;
   try {
     lookup = await processor.retrieveAttempt(intentId, attempt.id);
