@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DIGITS } from '../helpers/cards.ts';
-import { ElementPayer, eventTypes, paymentsOf } from '../helpers/element-payer.ts';
+import { delivered, ElementPayer, eventTypes, paymentsOf } from '../helpers/element-payer.ts';
+import { eventually } from '../helpers/wait.ts';
 import { createSession } from '../helpers/factories.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { fingerprintOf, LIVE_KEYS, StripeStandIn, stripeEnv, TEST_KEYS } from '../helpers/stripe/api.ts';
@@ -47,10 +48,7 @@ async function opened() {
   return { cs, payer };
 }
 
-async function prepare(payer: ElementPayer, token: string, email = 'payer@example.com') {
-  const res = await payer.send('POST', `/checkout/${payer.sessionId}/element/prepare`, { _csrf: payer.csrf, email, confirmation_token: token });
-  return { status: res.status, body: JSON.parse(res.html || '{}') as Record<string, unknown> };
-}
+const prepare = (payer: ElementPayer, token: string) => payer.prepareWithToken(token);
 
 describe('the Payment Element finalized on the server', () => {
   it('when the token is the card 4242, then the server confirms the intent with it and the payment succeeds with Stripe\'s card facts; the token cannot be used again', async () => {
@@ -120,5 +118,28 @@ describe('the Payment Element finalized on the server', () => {
     const fitting = await prepare(payer, await tokenOf(DIGITS.visa, { setupFutureUsage: 'off_session' }));
     expect(fitting.status).toBe(200);
     expect((await paymentsOf(t, cs.id)).map((p) => p.status)).toEqual(['FAILED', 'SUCCEEDED']);
+  });
+
+  it('when a page without a token (opened before this change) pays an order a review rule holds, then the intent is made manual before the browser confirms, and Stripe\'s amount_capturable_updated holds the payment', async () => {
+    const account = await t.account();
+    const rule = await t.request('POST', '/v1/fraud/rules', { key: account.live, body: { name: 'Everything', action: 'review', conditions: [{ attribute: 'amount_cents', operator: 'gte', value: 1 }] } });
+    expect(rule.status).toBe(200);
+    const cs = await createSession(t, account.live);
+    const payer = new ElementPayer(t, cs.id);
+    await payer.open();
+    expect(await payer.prepare()).toEqual({ status: 200, body: { ok: true } });
+    expect(api.intents.get(payer.intentId)!.capture_method).toBe('manual');
+    // What Stripe.js's confirmPayment does on such a page: the card straight to Stripe.
+    const res = await fetch(`${api.url}/v1/payment_intents/${payer.intentId}/confirm`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${LIVE_KEYS.publishableKey}`, 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ client_secret: payer.clientSecret, 'payment_method_data[card][number]': DIGITS.visa }).toString(),
+    });
+    expect(((await res.json()) as { status: string }).status).toBe('requires_capture');
+    await delivered(api, 'payment_intent.amount_capturable_updated');
+    const [held] = await paymentsOf(t, cs.id);
+    expect(held).toMatchObject({ status: 'PENDING', review_status: 'open', fraud_action: 'review', card_last4: '4242' });
+    await eventually(async () => (await eventTypes(t, held!.id)).includes('payment.review_opened'));
+    expect(await eventTypes(t, held!.id)).toEqual(['payment.review_opened']);
   });
 });
