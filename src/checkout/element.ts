@@ -18,7 +18,8 @@ import {
 import { emailProblem } from '../processor/cards.ts';
 import type { AttemptLookup, Processor } from '../processor/types.ts';
 import type { Services } from '../services.ts';
-import { elementIntent, startElementAttempt, type PayResult } from './pay.ts';
+import { elementIntent, payWithToken, startElementAttempt, type ElementResult, type PayResult } from './pay.ts';
+import { isPlanChoice } from '../lib/installments.ts';
 import { recordOutcome } from './settle.ts';
 import { findSession, type SessionRow } from './store.ts';
 import * as views from './views.ts';
@@ -36,6 +37,9 @@ export const ELEMENT_SCRIPT_PATH = '/assets/element.js';
 
 const UNAVAILABLE = 'Payments are temporarily unavailable. Nothing was charged. Please try again in a few minutes.';
 const NOT_AUTHENTICATED = 'Your bank could not confirm this payment. Nothing was charged. Please try again or use another card.';
+const TOKEN_EXPIRED = 'This payment form has expired. Nothing was charged. Please try again.';
+/** Stripe's confirmation token ids (ctoken_…): anything else is refused before Stripe is asked. */
+const TOKEN_SHAPE = /^ctoken_[A-Za-z0-9_]{1,200}$/;
 
 /** What the routes of pages.ts share with these. */
 export interface ElementContext {
@@ -76,6 +80,8 @@ export const LIVE_OFF_MESSAGE = 'This merchant cannot take live payments yet. No
 
 export function elementPages(c: ElementContext) {
   const { s } = c;
+  /** Where Stripe sends the payer back after a redirect (3-D Secure), and where the page goes once the browser's part is done. */
+  const returnUrlOf = (row: SessionRow) => `${s.config.checkoutUrl}/${row.id}/element/return`;
 
   /** The Payment Element page of an OPEN session (the intent is created or reused first). */
   async function show(req: Request, res: Response, row: SessionRow, processor: Processor, status: number, state: { email?: string; message?: string | null } = {}) {
@@ -96,18 +102,33 @@ export function elementPages(c: ElementContext) {
       message: state.message,
       publishableKey: processor.publishableKey ?? '',
       clientSecret: intent.clientSecret,
+      amount: row.amount_cents,
+      currency: row.currency,
+      saveCard: isPlanChoice(row.installment),
       stripeJsUrl: s.config.stripe.jsUrl,
       scriptUrl: `${c.paths.base}${ELEMENT_SCRIPT_PATH}?${script.version}`,
       prepareUrl: `${base}/element/prepare`,
-      returnUrl: `${s.config.checkoutUrl}/${row.id}/element/return`,
+      returnUrl: returnUrlOf(row),
     }, brand));
   }
 
-  /** The prepare post's JSON answer: ok (confirm now), an error to show, or a page to go to. */
-  function prepared(res: Response, result: PayResult | { kind: 'started' }, row: SessionRow) {
+  /**
+   * The prepare post's JSON answer: ok (a page without a token confirms now), the client secret
+   * for the browser's 3-D Secure (next_action), an error to show, or a page to go to.
+   */
+  function prepared(res: Response, result: ElementResult | { kind: 'started' }, row: SessionRow) {
     switch (result.kind) {
       case 'started':
         return res.status(200).json({ ok: true });
+      case 'next_action':
+        return res.status(200).json({ next_action: true, client_secret: result.clientSecret });
+      case 'in_review': // authorised and held: the session's page says so
+        return res.status(200).json({ redirect: c.here(result.session) });
+      case 'invalid_token':
+        return res.status(400).json({ error: TOKEN_EXPIRED });
+      case 'unavailable':
+        res.setHeader('Retry-After', '30');
+        return res.status(503).json({ error: UNAVAILABLE });
       case 'succeeded':
         return res.status(200).json({ redirect: c.successRedirect(result.session) });
       case 'refused':
@@ -139,7 +160,14 @@ export function elementPages(c: ElementContext) {
       const email = str((req.body as Record<string, unknown> | undefined)?.email).trim();
       const badEmail = emailProblem(email);
       if (badEmail) return res.status(400).json({ field: 'email', error: badEmail });
-      prepared(res, await startElementAttempt(s, processor, row, email, req.log, { ip: clientAddress(req) }), row);
+      const payer = { ip: clientAddress(req) };
+      // The page's confirmation token (Stripe.js createConfirmationToken): the server reads the card
+      // from it, runs the rules and confirms (payWithToken). Without one, a page opened before
+      // server-side confirmation: the attempt is recorded and the browser confirms.
+      const token = str((req.body as Record<string, unknown> | undefined)?.confirmation_token).trim();
+      if (!token) return prepared(res, await startElementAttempt(s, processor, row, email, req.log, payer), row);
+      if (!TOKEN_SHAPE.test(token)) return res.status(400).json({ error: TOKEN_EXPIRED });
+      prepared(res, await payWithToken(s, processor, row, { email, token, returnUrl: returnUrlOf(row) }, req.log, payer), row);
     }, ['email']));
 
     r.get('/:id/element/return', c.security, c.page(async (req, res, row) => {

@@ -6,7 +6,7 @@ import * as payments from '../payments/store.ts';
 import type { PaymentRow } from '../payments/store.ts';
 import { cardBrand } from '../processor/cards.ts';
 import { requireProcessor } from '../processor/select.ts';
-import type { AttemptLookup, CardDetails, CardFacts, Processor } from '../processor/types.ts';
+import type { AttemptLookup, CardDetails, CardFacts, Processor, TokenCard, TokenConfirmation } from '../processor/types.ts';
 import { assessPayment, clientIpOf } from '../fraud/service.ts';
 import type { FraudMarks } from '../payments/store.ts';
 import type { Services } from '../services.ts';
@@ -233,14 +233,79 @@ export async function elementIntent(s: Services, row: SessionRow): Promise<{ ses
 export type ElementStart = Started | PayResult;
 
 /**
- * Transaction 1 of a Payment Element payment (the Pay button, before the browser confirms with
- * Stripe): the same lock, payable check, participants and abandoned challenges as payWithCard,
- * then the attempt PENDING and in flight on the session's intent, with no card (Stripe has it).
- * An element attempt of the same intent already in flight (an earlier press whose confirmation
- * was declined in the browser, or never sent) is asked about first: still unconfirmed, it is
- * reused; settled (declined), it is recorded with its event and a new attempt starts.
+ * What the prepare post of a Payment Element payment ends in: an outcome (PayResult), or the
+ * payer's browser must act (`next_action`: 3-D Secure through stripe.handleNextAction with the
+ * client secret), or the token is unusable (`invalid_token`: the page makes a new one), or the
+ * processor could not be reached before anything was recorded (`unavailable`).
  */
-export async function startElementAttempt(s: Services, processor: Processor, row: SessionRow, email: string, log: Logger, payer: Payer = { ip: null }): Promise<ElementStart> {
+export type ElementResult =
+  | PayResult
+  | { kind: 'next_action'; session: SessionRow; payment: PaymentRow; clientSecret: string }
+  | { kind: 'invalid_token'; session: SessionRow }
+  | { kind: 'unavailable'; session: SessionRow };
+
+/**
+ * A Payment Element payment finalized on the server (docs/decisions.md, issue 27 point 4): the
+ * browser made a confirmation token of the card (Stripe.js `createConfirmationToken`), so that
+ * the card's fingerprint and country are read from it before anything is charged (no transaction
+ * open); transaction 1 screens the attempt with them and records it in flight (a block ends there,
+ * nothing charged); the intent is confirmed with the token, with manual capture when a review rule
+ * holds it; transaction 2 records the answer. 3-D Secure leaves the attempt in flight: the browser
+ * finishes it and comes back to the return page, which records it like the processor's webhook.
+ */
+export async function payWithToken(
+  s: Services,
+  processor: Processor,
+  row: SessionRow,
+  input: { email: string; token: string; returnUrl: string },
+  log: Logger,
+  payer: Payer = { ip: null },
+): Promise<ElementResult> {
+  if (!processor.cardOfToken || !processor.confirmWithToken) throw new Error(`processor ${processor.name} takes no confirmation token`);
+  let read: Awaited<ReturnType<NonNullable<Processor['cardOfToken']>>>;
+  try {
+    read = await processor.cardOfToken(input.token);
+  } catch (err) {
+    log.warn({ err, sessionId: row.id }, 'processor unavailable while reading a confirmation token');
+    return { kind: 'unavailable', session: row };
+  }
+  if (read.status !== 'ok') return { kind: 'invalid_token', session: row };
+  const started = await startElementAttempt(s, processor, row, input.email, log, payer, { card: read.card });
+  if (started.kind !== 'started') return started;
+  const { session, attempt } = started;
+  let answer: TokenConfirmation;
+  try {
+    answer = await processor.confirmWithToken(session.payment_intent_id!, attempt.id, input.token, { captureLater: attempt.fraud_action === 'review', returnUrl: input.returnUrl });
+  } catch (err) {
+    log.error({ err, paymentId: attempt.id }, 'processor call failed; the payment stays in flight until the sweeper settles it');
+    return { kind: 'in_progress', session };
+  }
+  const recorded = await recordOutcome(s, attempt, answer, log);
+  if (recorded.kind === 'in_progress' && answer.status === 'processing' && answer.clientSecret) {
+    return { kind: 'next_action', session: recorded.session, payment: attempt, clientSecret: answer.clientSecret };
+  }
+  return recorded;
+}
+
+/**
+ * Transaction 1 of a Payment Element payment (payWithToken): the same lock, payable check,
+ * participants and abandoned challenges as payWithCard, then the fraud rules with the card the
+ * token shows, and the attempt PENDING and in flight on the session's intent. An attempt of the
+ * same intent already in flight (an earlier press whose 3-D Secure the payer failed, or whose
+ * confirmation never reached Stripe) is asked about first: settled or never confirmed, it is
+ * recorded with its event and a new attempt starts; still with Stripe, the payer is told it is
+ * in progress.
+ */
+export async function startElementAttempt(
+  s: Services,
+  processor: Processor,
+  row: SessionRow,
+  email: string,
+  log: Logger,
+  payer: Payer = { ip: null },
+  token: { card: TokenCard } | null = null,
+): Promise<ElementStart> {
+  const card = token?.card ?? null;
   const o = ownerOf(row);
   for (let round = 0; ; round++) {
     if (!row.payment_intent_id) throw new Error(`session ${row.id} has no payment intent: the page stores it first`);
@@ -259,22 +324,23 @@ export async function startElementAttempt(s: Services, processor: Processor, row
       const session = locked.session;
       if (locked.state === 'in_progress') {
         const current = await payments.inFlightOfSession(tx.sql, o, session.id);
-        const ours = current && !current.card_last4 && current.payment_intent_id === session.payment_intent_id;
+        const ours = current && !current.review_status && current.payment_intent_id === session.payment_intent_id && (token || !current.card_last4);
         return ours && round === 0 ? { kind: 'in_flight', attempt: current } : { kind: 'in_progress', session };
       }
       if (locked.state !== 'open') return { kind: locked.state, session };
       const refused = await refusal(tx, s, session);
       if (refused) return { kind: 'refused', session, message: refused };
       await failPending(tx, s, session, 'authentication_abandoned', 'A new attempt replaced this one before 3-D Secure was finished.');
-      // The card is with Stripe until the browser confirms: the rules see no card here (docs/fraud.md).
-      const marks = await screen(tx, s, session, email, null, payer);
-      const attempt = await insertAttempt(tx, session, email, null, prior, marks);
+      // The card as the confirmation token shows it (docs/fraud.md "Card facts"): nothing charged yet.
+      const marks = await screen(tx, s, session, email, card, payer);
+      const shown = card?.last4 ? { name: '', brand: card.brand ?? 'unknown', last4: card.last4 } : null;
+      const attempt = await insertAttempt(tx, session, email, shown, prior, marks);
       if (marks.fraud_action === 'block') return blockedAttempt(tx, s, session, attempt);
       return { kind: 'started', session, attempt };
     });
-    if (started.kind === 'started' && started.attempt.fraud_action === 'review' && processor.setManualCapture) {
-      // Held for review: the browser's confirmation must only authorise. A failed call leaves the
-      // attempt in flight for the sweeper (never confirmed, it fails as not charged).
+    if (!token && started.kind === 'started' && started.attempt.fraud_action === 'review' && processor.setManualCapture) {
+      // A page without a token (opened before server-side confirmation): the browser's confirmation
+      // must only authorise. A failed call leaves the attempt in flight for the sweeper.
       try {
         await processor.setManualCapture(row.payment_intent_id);
       } catch (err) {
@@ -285,7 +351,9 @@ export async function startElementAttempt(s: Services, processor: Processor, row
     if (started.kind !== 'in_flight') return started;
     // An earlier press on the same intent is still in flight: what the intent said just now is its outcome.
     const { attempt } = started;
-    if (intentNow.status === 'processing') return { kind: 'started', session: row, attempt };
+    // Still with Stripe: a page without a token confirms it in the browser (the attempt is reused);
+    // with a token the server would confirm, which Stripe refuses while it is processing.
+    if (intentNow.status === 'processing') return token ? { kind: 'in_progress', session: row } : { kind: 'started', session: row, attempt };
     const recorded = await recordOutcome(s, attempt, intentNow, log);
     if (recorded.kind !== 'declined') return recorded;
   }

@@ -208,6 +208,10 @@ export interface ElementPageState {
   message?: string | null;
   publishableKey: string;
   clientSecret: string;
+  /** The Elements options of a payment finalized on the server (deferred intent): the session's amount, currency, and whether the card is kept. */
+  amount: number;
+  currency: string;
+  saveCard: boolean;
   stripeJsUrl: string;
   scriptUrl: string;
   prepareUrl: string;
@@ -227,6 +231,7 @@ ${summary(s, 'Complete your payment')}
 <div id="payment-message" class="alert error" role="alert" aria-live="assertive" aria-atomic="true">${state.message ?? ''}</div>
 <form id="payment-form" method="post" action="${p.base}/${s.id}/element/prepare" novalidate
  data-publishable-key="${state.publishableKey}" data-client-secret="${state.clientSecret}"
+ data-amount="${String(state.amount)}" data-currency="${state.currency}" data-setup-future-usage="${state.saveCard ? 'off_session' : ''}"
  data-prepare-url="${state.prepareUrl}" data-return-url="${state.returnUrl}" data-csrf="${state.csrf}">
 <div class="field">
 <label for="email">Email</label>

@@ -33,7 +33,9 @@ export async function handleStripeEvent(s: Services, event: Stripe.Event, log: L
   const object = event.data.object as unknown as Record<string, unknown> & { id: string };
   // The types handled below are the ones README "Going live" says to register at Stripe; any other is acknowledged and ignored.
   switch (event.type) {
+    // amount_capturable_updated: authorised with manual capture (a payment held for review), held as soon as Stripe says so.
     case 'payment_intent.succeeded':
+    case 'payment_intent.amount_capturable_updated':
     case 'payment_intent.payment_failed':
     case 'payment_intent.canceled': {
       // An off-session charge of an installment plan's later part (metadata payment_id, no session):

@@ -199,6 +199,49 @@ export function createStripeProcessor(keys: StripeKeys, apiUrl: string): Process
     async setManualCapture(intentId) {
       await stripe.paymentIntents.update(intentId, { capture_method: 'manual' });
     },
+    async cardOfToken(token) {
+      let ct: Stripe.ConfirmationToken;
+      try {
+        ct = await stripe.confirmationTokens.retrieve(token);
+      } catch (err) {
+        // Unknown in this mode (or another mode's): the page makes a new one.
+        if (err instanceof Stripe.errors.StripeInvalidRequestError) return { status: 'invalid' as const };
+        throw err;
+      }
+      // Used already (it confirmed an intent) or expired: Stripe would refuse it.
+      if (ct.payment_intent || ct.setup_intent || (ct.expires_at !== null && ct.expires_at * 1000 <= Date.now())) return { status: 'invalid' as const };
+      const card = ct.payment_method_preview?.card;
+      return {
+        status: 'ok' as const,
+        card: { brand: card?.brand ?? null, last4: card?.last4 ?? null, fingerprint: card?.fingerprint ?? null, country: card?.country ?? null },
+      };
+    },
+    async confirmWithToken(intentId, attempt, token, { captureLater, returnUrl }) {
+      try {
+        const pi = await stripe.paymentIntents.confirm(
+          intentId,
+          {
+            confirmation_token: token,
+            // Explicit either way: an earlier attempt of the same intent held for review left it manual.
+            capture_method: captureLater ? 'manual' : 'automatic',
+            return_url: returnUrl,
+            expand: ['latest_charge'],
+          },
+          { idempotencyKey: `confirm-${attempt}` },
+        );
+        const answer = attemptOf(pi);
+        return pi.status === 'requires_action' ? { ...answer, clientSecret: pi.client_secret } : answer;
+      } catch (err) {
+        // A decline of a server-side confirmation is a card error (402) carrying the failed intent.
+        if (err instanceof Stripe.errors.StripeCardError) {
+          const raw = err.raw as { payment_intent?: { latest_charge?: string | { id: string } | null } } | undefined;
+          return { status: 'declined' as const, ...declineOf(err), charge: idOf(raw?.payment_intent?.latest_charge) || null };
+        }
+        // Refused for good (the token was used meanwhile, does not fit the intent): nothing was charged.
+        if (err instanceof Stripe.errors.StripeInvalidRequestError) return { status: 'not_found' as const };
+        throw err;
+      }
+    },
     async voidPayment(intentId) {
       const pi = await stripe.paymentIntents.retrieve(intentId);
       if (pi.status === 'requires_capture') await stripe.paymentIntents.cancel(intentId, { cancellation_reason: 'fraudulent' }, { idempotencyKey: `void-${intentId}` });
@@ -206,7 +249,7 @@ export function createStripeProcessor(keys: StripeKeys, apiUrl: string): Process
       return 'voided';
     },
     confirmPaymentIntent() {
-      return Promise.reject(new Error('the Stripe processor collects the card in the browser (Payment Element): no server-side confirmation'));
+      return Promise.reject(new Error('the Stripe processor collects the card in the browser (Payment Element): it confirms with a confirmation token (confirmWithToken)'));
     },
     completeAuthentication() {
       return Promise.reject(new Error('the Stripe processor runs 3-D Secure in the browser: no server-side completion'));

@@ -16,6 +16,15 @@ export interface CardFacts {
   country: string | null;
 }
 
+/** What a confirmation token says of its card before the charge (all null for a payment method that is not a card). */
+export interface TokenCard extends CardFacts {
+  brand: string | null;
+  last4: string | null;
+}
+
+/** The answer to a server-side confirmation with a token: the attempt's outcome, and the client secret when the payer's browser must act (3-D Secure). */
+export type TokenConfirmation = AttemptLookup & { clientSecret?: string | null };
+
 /** Where an authorisation held for review ended: captured, voided, or not_found (never authorised). */
 export type CaptureResult = 'captured' | 'voided' | 'not_found';
 
@@ -150,8 +159,23 @@ export interface Processor {
    * Idempotent: answers `captured` again, or `voided` when it was voided first.
    */
   capturePayment(intentId: string, attempt: string): Promise<CaptureResult>;
-  /** Makes the intent's next confirmation authorise only (Stripe's capture_method manual): a Payment Element payment held for review. */
+  /** Makes the intent's next confirmation in the browser authorise only (capture_method manual): a page without a token, held for review. */
   setManualCapture?(intentId: string): Promise<void>;
+  /**
+   * The card behind a confirmation token the payer's browser made from the Payment Element
+   * ('element': Stripe's ConfirmationToken), read before any charge so that the fraud rules see
+   * it: brand, last four, fingerprint and issuing country, never the number. `invalid` when the
+   * token is unknown in this mode, expired or already used (the page makes a new one).
+   */
+  cardOfToken?(token: string): Promise<{ status: 'ok'; card: TokenCard } | { status: 'invalid' }>;
+  /**
+   * Confirms the session's intent on the server with the payer's confirmation token ('element':
+   * Stripe's "finalize payments on the server"), for attempt `attempt` (idempotent by it).
+   * `captureLater` authorises only (a payment held for review); `returnUrl` is where a 3-D Secure
+   * redirect comes back. When the bank asks for 3-D Secure the answer is `processing` with
+   * `clientSecret`, for the browser's `stripe.handleNextAction`; the attempt stays in flight.
+   */
+  confirmWithToken?(intentId: string, attempt: string, token: string, opts: { captureLater: boolean; returnUrl: string }): Promise<TokenConfirmation>;
   /** Releases an uncaptured authorisation (a review refused or expired). Idempotent, as capturePayment. */
   voidPayment(intentId: string, attempt: string): Promise<CaptureResult>;
   /** Finishes an attempt that answered requires_action, once the payer has passed or failed 3-D Secure. */

@@ -27,8 +27,18 @@ export class ElementPayer extends Payer {
     return page;
   }
 
+  /** Pay pressed on a page without a token: the attempt is recorded and the browser confirms (as pages before server-side confirmation did). */
   async prepare(email = 'payer@example.com') {
-    const res = await this.send('POST', `/checkout/${this.sessionId}/element/prepare`, { _csrf: this.csrf, email });
+    return this.preparePost({ email });
+  }
+
+  /** Pay pressed on a page finalized on the server: the id of the confirmation token Stripe.js made of the card. */
+  async prepareWithToken(token: string, email = 'payer@example.com') {
+    return this.preparePost({ email, confirmation_token: token });
+  }
+
+  private async preparePost(fields: Record<string, string>) {
+    const res = await this.send('POST', `/checkout/${this.sessionId}/element/prepare`, { _csrf: this.csrf, ...fields });
     return { status: res.status, body: JSON.parse(res.html || '{}') as Record<string, unknown> };
   }
 

@@ -1,6 +1,6 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import Stripe from 'stripe';
 import { STRIPE_JS_SOURCE } from './js.ts';
 import { DIGITS } from '../cards.ts';
@@ -48,6 +48,27 @@ const THREE_D_SECURE = new Set([DIGITS.threeDS, DIGITS.threeDSAlt]);
  */
 const OFF_SESSION_DECLINES = new Set([DIGITS.laterDeclines]);
 const ALWAYS_AUTHENTICATE = new Set([DIGITS.alwaysAuthenticate]);
+
+/**
+ * Stripe's international test cards (docs.stripe.com/testing, "International cards"): the issuing
+ * country Stripe reports for them (payment_method.card.country); every other test card is a US card.
+ */
+const COUNTRIES: Record<string, string> = {
+  [DIGITS.brazil]: 'BR',
+  [DIGITS.canada]: 'CA',
+  [DIGITS.france]: 'FR',
+  [DIGITS.germany]: 'DE',
+  [DIGITS.nigeria]: 'NG',
+  [DIGITS.unitedKingdom]: 'GB',
+};
+export const countryOf = (card: string): string => COUNTRIES[card] ?? 'US';
+
+/** The stand-in's fingerprint of a card number: stable, 16 characters like Stripe's, never the number. */
+export const fingerprintOf = (card: string): string => createHmac('sha256', 'stripe-standin-fingerprint').update(card).digest('base64url').slice(0, 16);
+
+const brandOf = (card: string) => (card.startsWith('4') ? 'visa' : card.startsWith('5') ? 'mastercard' : 'unknown');
+/** What Stripe shows of a card: brand, last four, expiry, fingerprint and country, never the number. */
+const cardView = (card: string) => ({ brand: brandOf(card), last4: card.slice(-4), exp_month: 12, exp_year: 2034, funding: 'credit', fingerprint: fingerprintOf(card), country: countryOf(card) });
 
 export interface ReceivedRequest {
   method: string;
@@ -98,6 +119,9 @@ export class StripeStandIn {
   readonly paymentMethods = new Map<string, Obj>();
   /** The card number behind each saved payment method: Stripe's side, never the service's. */
   private readonly savedCards = new Map<string, string>();
+  /** Confirmation tokens (Stripe.js createConfirmationToken), and the card number behind each. */
+  readonly confirmationTokens = new Map<string, Obj>();
+  private readonly tokenCards = new Map<string, string>();
   /** Refunds created from now on stay pending until settleRefund(). */
   refundsPending = false;
   private readonly idempotent = new Map<string, { status: number; body: Obj }>();
@@ -167,7 +191,7 @@ export class StripeStandIn {
   confirm(id: string, card: string): Obj {
     const pi = this.intents.get(id);
     if (!pi) throw new Error(`no intent ${id}`);
-    if (pi.status === 'canceled' || pi.status === 'succeeded') return pi;
+    if (pi.status === 'canceled' || pi.status === 'succeeded' || pi.status === 'requires_capture') return pi;
     if (DECLINES[card]) return this.decline(pi, DECLINES[card]!);
     if (THREE_D_SECURE.has(card)) {
       pi.pending_card = card;
@@ -192,25 +216,44 @@ export class StripeStandIn {
     this.intents.get(id)!.status = 'processing';
   }
 
+  /**
+   * The bank said yes: with capture_method manual the charge is only authorised (the intent
+   * requires_capture, payment_intent.amount_capturable_updated) until capture(); else it succeeds.
+   */
   private succeed(pi: Obj, card: string): Obj {
-    const brand = card.startsWith('4') ? 'visa' : card.startsWith('5') ? 'mastercard' : 'unknown';
+    const manual = pi.capture_method === 'manual';
     const charge = {
-      id: rid('ch'), object: 'charge', amount: pi.amount, amount_refunded: 0, currency: pi.currency, created: now(),
+      id: rid('ch'), object: 'charge', amount: pi.amount, amount_refunded: 0, amount_captured: manual ? 0 : pi.amount, captured: !manual, currency: pi.currency, created: now(),
       livemode: pi.livemode, paid: true, refunded: false, status: 'succeeded', payment_intent: pi.id, customer: pi.customer,
-      metadata: {}, disputed: false, payment_method_details: { type: 'card', card: { brand, last4: card.slice(-4), exp_month: 12, exp_year: 2034, funding: 'credit', country: 'US' } },
+      metadata: {}, disputed: false, payment_method_details: { type: 'card', card: cardView(card) },
     };
     this.charges.set(charge.id, charge);
     // setup_future_usage: the card is kept as a reusable payment method (attached to the intent's customer, if any).
     const pm = pi.payment_method && this.paymentMethods.has(pi.payment_method) ? this.paymentMethods.get(pi.payment_method)! : this.savePaymentMethod(card, pi.livemode, pi.setup_future_usage ? pi.customer : null);
-    Object.assign(pi, { status: 'succeeded', latest_charge: charge.id, last_payment_error: null, amount_received: pi.amount, payment_method: pm.id });
+    Object.assign(pi, { latest_charge: charge.id, last_payment_error: null, payment_method: pm.id });
     delete pi.pending_card;
+    if (manual) {
+      Object.assign(pi, { status: 'requires_capture', amount_capturable: pi.amount });
+      this.emit('payment_intent.amount_capturable_updated', this.view(pi));
+      return pi;
+    }
+    Object.assign(pi, { status: 'succeeded', amount_received: pi.amount });
+    this.emit('payment_intent.succeeded', this.view(pi));
+    return pi;
+  }
+
+  /** Captures an authorisation (requires_capture): the intent succeeds. */
+  capture(pi: Obj): Obj {
+    const charge = this.charges.get(pi.latest_charge)!;
+    Object.assign(charge, { captured: true, amount_captured: charge.amount });
+    Object.assign(pi, { status: 'succeeded', amount_received: pi.amount, amount_capturable: 0 });
     this.emit('payment_intent.succeeded', this.view(pi));
     return pi;
   }
 
   private savePaymentMethod(card: string, livemode: boolean, customer: string | null): Obj {
-    const brand = card.startsWith('4') ? 'visa' : card.startsWith('5') ? 'mastercard' : 'unknown';
-    const pm = { id: rid('pm'), object: 'payment_method', type: 'card', customer, livemode, created: now(), card: { brand, last4: card.slice(-4), exp_month: 12, exp_year: 2034 }, metadata: {} };
+    const { funding: _f, ...shown } = cardView(card);
+    const pm = { id: rid('pm'), object: 'payment_method', type: 'card', customer, livemode, created: now(), card: shown, metadata: {} };
     this.paymentMethods.set(pm.id, pm);
     this.savedCards.set(pm.id, card);
     return pm;
@@ -244,6 +287,41 @@ export class StripeStandIn {
       return [402, { error: { type: 'card_error', ...err, payment_intent: this.view(pi) } }];
     }
     return [200, this.view(this.succeed(pi, card))];
+  }
+
+  /**
+   * A server-side confirmation with a confirmation token ("finalize payments on the server"): the
+   * token must be this mode's, unexpired and unused (it is used up by this call); capture_method
+   * and return_url are taken from the call. A decline answers 402 with the failed intent, 3-D
+   * Secure requires_action with next_action use_stripe_sdk (handled by stripe.handleNextAction).
+   */
+  private confirmWithToken(pi: Obj, p: Obj): [number, Obj] {
+    const ct = this.confirmationTokens.get(p.confirmation_token);
+    if (!ct || ct.livemode !== pi.livemode) return this.missing('confirmation_token', p.confirmation_token ?? '');
+    if (ct.payment_intent || ct.setup_intent || ct.expires_at <= now()) {
+      return [400, { error: { type: 'invalid_request_error', code: 'confirmation_token_already_used', message: 'This ConfirmationToken has already been used or has expired.', param: 'confirmation_token' } }];
+    }
+    if (!['requires_payment_method', 'requires_confirmation', 'requires_action'].includes(pi.status)) {
+      return [400, { error: { type: 'invalid_request_error', code: 'payment_intent_unexpected_state', message: `This PaymentIntent's status is ${pi.status}.` } }];
+    }
+    if ((ct.setup_future_usage ?? null) !== (pi.setup_future_usage ?? null)) {
+      return [400, { error: { type: 'invalid_request_error', message: 'The ConfirmationToken setup_future_usage does not match the PaymentIntent.', param: 'confirmation_token' } }];
+    }
+    ct.payment_intent = pi.id;
+    if (p.capture_method) pi.capture_method = p.capture_method;
+    if (p.return_url) pi.return_url = p.return_url;
+    this.confirm(pi.id, this.tokenCards.get(ct.id)!);
+    if (pi.status === 'requires_action') pi.next_action = { type: 'use_stripe_sdk', use_stripe_sdk: {} };
+    const expand = list(p.expand);
+    if (pi.status === 'requires_payment_method' && pi.last_payment_error) {
+      return [402, { error: { ...pi.last_payment_error, payment_intent: this.view(pi, expand) } }];
+    }
+    return [200, this.view(pi, expand)];
+  }
+
+  /** Requests that confirmed intent `id` (in the browser or on the server). */
+  confirmsOf(id: string): ReceivedRequest[] {
+    return this.requests.filter((r) => r.method === 'POST' && r.path.startsWith(`/v1/payment_intents/${id}/confirm`));
   }
 
   private decline(pi: Obj, err: { code: string; decline_code?: string; message: string }): Obj {
@@ -349,7 +427,8 @@ export class StripeStandIn {
     const seg = path.split('/').filter(Boolean); // ['v1', resource, id?, action?]
     const [, resource, id, action] = seg;
     const mine = <T extends Obj>(m: Map<string, T>, k: string | undefined) => (k && m.get(k)?.livemode === livemode ? m.get(k) : undefined);
-    if (publishable && !(resource === 'payment_intents' && (action === 'confirm' || action === 'authenticate'))) {
+    const browserCall = (resource === 'payment_intents' && (action === 'confirm' || action === 'authenticate')) || (resource === 'confirmation_tokens' && method === 'POST' && !id);
+    if (publishable && !browserCall) {
       return [403, { error: { type: 'invalid_request_error', message: 'This API call cannot be made with a publishable API key.' } }];
     }
     if (resource === 'customers' && method === 'POST' && !id) {
@@ -369,6 +448,24 @@ export class StripeStandIn {
         pm.customer = p.customer;
         return [200, pm];
       }
+    }
+    if (resource === 'confirmation_tokens') {
+      if (method === 'POST' && !id) {
+        // Stripe.js's createConfirmationToken: the card from the element, as a single-use token.
+        const card = String(p.payment_method_data?.card?.number ?? '').replace(/\D/g, '');
+        if (!/^\d{12,19}$/.test(card)) return [400, { error: { type: 'card_error', code: 'incorrect_number', message: 'Your card number is incorrect.', param: 'number' } }];
+        const ct = {
+          id: rid('ctoken'), object: 'confirmation_token', created: now(), expires_at: now() + 12 * 3600, livemode, payment_intent: null, setup_intent: null,
+          return_url: p.return_url ?? null, setup_future_usage: p.setup_future_usage ?? null, use_stripe_sdk: true, shipping: null, mandate_data: null,
+          payment_method_preview: { type: 'card', billing_details: { email: p.payment_method_data?.billing_details?.email ?? null, name: null, phone: null, address: null }, card: cardView(card) },
+        };
+        this.confirmationTokens.set(ct.id, ct);
+        this.tokenCards.set(ct.id, card);
+        return [200, ct];
+      }
+      const ct = mine(this.confirmationTokens, id);
+      if (!ct) return this.missing('confirmation_token', id ?? '');
+      if (method === 'GET' && !action) return [200, ct];
     }
     if (resource === 'payment_intents' && method === 'GET' && !id) {
       const data = [...this.intents.values()].filter((pi) => pi.livemode === livemode && (!p.customer || pi.customer === p.customer)).reverse().map((pi) => this.view(pi));
@@ -401,6 +498,23 @@ export class StripeStandIn {
         Object.assign(pi, { status: 'canceled', canceled_at: now(), cancellation_reason: p.cancellation_reason ?? null, next_action: null });
         this.emit('payment_intent.canceled', this.view(pi));
         return [200, this.view(pi)];
+      }
+      if (method === 'POST' && action === 'capture') {
+        if (pi.status !== 'requires_capture') {
+          return [400, { error: { type: 'invalid_request_error', code: 'payment_intent_unexpected_state', message: `This PaymentIntent could not be captured because it has a status of ${pi.status}.` } }];
+        }
+        return [200, this.view(this.capture(pi))];
+      }
+      if (method === 'POST' && !action) {
+        // An update: only what the service changes (capture_method before the browser confirms).
+        if (!['requires_payment_method', 'requires_confirmation', 'requires_action'].includes(pi.status)) {
+          return [400, { error: { type: 'invalid_request_error', code: 'payment_intent_unexpected_state', message: `This PaymentIntent's status is ${pi.status}.` } }];
+        }
+        if (p.capture_method) pi.capture_method = p.capture_method;
+        return [200, this.view(pi)];
+      }
+      if (method === 'POST' && action === 'confirm' && p.confirmation_token !== undefined && !publishable) {
+        return this.confirmWithToken(pi, p);
       }
       if (method === 'POST' && (action === 'confirm' || action === 'authenticate')) {
         if (publishable && p.client_secret !== pi.client_secret) return [400, { error: { type: 'invalid_request_error', message: 'client_secret does not match' } }];

@@ -1,9 +1,12 @@
 /**
  * A stand-in for Stripe.js (https://js.stripe.com/v3/), served by the Stripe API stand-in
  * (`api.ts`) at `/v3/` and loaded by the hosted page through STRIPE_JS_URL: tests only. It keeps
- * the shape the page's script uses: `Stripe(pk)` → `elements({ clientSecret })` →
- * `create('payment')` → `mount(selector)`, `on('ready')`, `elements.submit()` and
- * `stripe.confirmPayment({ elements, confirmParams: { return_url } })`.
+ * the shape the page's script uses: `Stripe(pk)` → `elements({ clientSecret })` or, for payments
+ * finalized on the server, `elements({ mode: 'payment', amount, currency, setupFutureUsage })` →
+ * `create('payment')` → `mount(selector)`, `on('ready')`, `elements.submit()`, then either
+ * `stripe.confirmPayment({ elements, confirmParams: { return_url } })` or
+ * `stripe.createConfirmationToken({ elements, params })` (a `ctoken_…` the server confirms with) and
+ * `stripe.handleNextAction({ clientSecret })` (3-D Secure of an intent the server confirmed).
  *
  * Unlike Stripe's element, which is an iframe of js.stripe.com, the card input is rendered inline
  * in the mount point (a labelled "Card number" input): the page's script never reads it, and the
@@ -60,7 +63,10 @@ export const STRIPE_JS_SOURCE = String.raw`(function () {
 
   function Elements(pk, options) {
     var input = null;
+    if (!options.clientSecret && options.mode !== 'payment') throw new Error('elements(): a clientSecret or mode "payment" is required');
+    if (options.mode && (!(options.amount > 0) || !options.currency)) throw new Error('elements(): mode "payment" needs an amount and a currency');
     this.clientSecret = options.clientSecret;
+    this.setupFutureUsage = options.setupFutureUsage || null;
     this.cardNumber = function () { return input ? input.value.replace(/[\s-]/g, '') : ''; };
     this.create = function (type) {
       if (type !== 'payment') throw new Error('the stand-in knows the payment element only');
@@ -84,7 +90,9 @@ export const STRIPE_JS_SOURCE = String.raw`(function () {
     };
     this.submit = async function () {
       var n = this.cardNumber();
+      this.submitted = false;
       if (!/^\d{12,19}$/.test(n)) return { error: { type: 'validation_error', code: 'incomplete_number', message: 'Your card number is incomplete.' } };
+      this.submitted = true;
       return {};
     };
   }
@@ -93,6 +101,31 @@ export const STRIPE_JS_SOURCE = String.raw`(function () {
     if (!pk) throw new Error('Stripe(): a publishable key is required');
     return {
       elements: function (options) { return new Elements(pk, options || {}); },
+      createConfirmationToken: async function (args) {
+        var els = args.elements;
+        if (!els.submitted) throw new Error('createConfirmationToken(): call elements.submit() first');
+        var params = args.params || {};
+        var billing = (params.payment_method_data && params.payment_method_data.billing_details) || {};
+        var body = { 'payment_method_data[card][number]': els.cardNumber() };
+        if (billing.email) body['payment_method_data[billing_details][email]'] = billing.email;
+        if (params.return_url) body.return_url = params.return_url;
+        if (els.setupFutureUsage) body.setup_future_usage = els.setupFutureUsage;
+        var ct = await call(pk, '/v1/confirmation_tokens', body);
+        if (ct.error) return { error: ct.error };
+        return { confirmationToken: ct };
+      },
+      handleNextAction: async function (args) {
+        var secret = args && args.clientSecret;
+        if (!secret) throw new Error('handleNextAction(): clientSecret is required');
+        var id = intentOf(secret);
+        var outcome = await challenge();
+        var pi = await call(pk, '/v1/payment_intents/' + id + '/authenticate', { client_secret: secret, outcome: outcome });
+        if (pi.error) return { error: pi.error };
+        if (pi.status === 'requires_payment_method') {
+          return { error: { type: 'card_error', code: 'payment_intent_authentication_failure', message: AUTH_FAILED, payment_intent: pi } };
+        }
+        return { paymentIntent: pi };
+      },
       confirmPayment: async function (args) {
         var els = args.elements;
         var returnUrl = args.confirmParams && args.confirmParams.return_url;
