@@ -4,7 +4,7 @@
 import { compileQuery } from '../src/search/service.ts';
 import { searchStatement } from '../src/search/store.ts';
 import { createAccount } from '../src/auth/keys.ts';
-import { createAccountKey, dropBenchDatabase, environmentNote, fmtMs, fmtNum, fmtRatio, freshDatabase, say, serviceEnvNote, startService, table, verdict, writeSection, type BenchSettings } from './lib.ts';
+import { createAccountKey, dropBenchDatabase, environmentNote, fmtMs, fmtNum, fmtRatio, keepDatabase, say, seededDatabase, serviceEnvNote, startService, table, verdict, writeSection, type BenchSettings } from './lib.ts';
 import { seedPayments } from './support/payments.ts';
 
 const TARGET_P95_MS = 50;
@@ -44,12 +44,17 @@ function planSummary(plan: string): { indexes: string[]; seq: boolean } {
 
 export async function run(settings: BenchSettings): Promise<void> {
   const n = settings.rows;
-  const db = await freshDatabase('search');
-  const { accountId, key } = await createAccountKey(db.sql);
-  const other = await createAccount(db.sql);
-  const seedSeconds = await seedPayments(db.sql, { accountId, rows: n, sessions: true, otherAccountId: other });
-  const nowSeconds = Math.floor(Date.now() / 1000);
-  const shapes = SHAPES.map(([label, q]) => [label, q.replace('NOW_MINUS_5000', String(nowSeconds - 5000))] as const);
+  // BENCH_KEEP_DB=1 keeps the seeded database for the next run (bench/support/base.ts, seededDatabase).
+  const { db, info } = await seededDatabase('search', `${n} payments`, async (fresh) => {
+    const { accountId, key } = await createAccountKey(fresh.sql);
+    const other = await createAccount(fresh.sql);
+    const seedSeconds = await seedPayments(fresh.sql, { accountId, rows: n, sessions: true, otherAccountId: other });
+    return { accountId, key, seedSeconds, nowSeconds: Math.floor(Date.now() / 1000) };
+  });
+  const { accountId, key, seedSeconds, nowSeconds } = info;
+  // BENCH_SEARCH_ONLY=<regular expression> measures only the shapes whose label matches (while iterating; the results section is written from full runs).
+  const only = process.env.BENCH_SEARCH_ONLY ? new RegExp(process.env.BENCH_SEARCH_ONLY) : undefined;
+  const shapes = SHAPES.filter(([label]) => !only || only.test(label)).map(([label, q]) => [label, q.replace('NOW_MINUS_5000', String(nowSeconds - 5000))] as const);
 
   const svc = await startService({ suite: 'search', databaseUrl: db.url, env: { WEB_CONCURRENCY: '1' } });
   const rows: Array<Array<string | number>> = [];
@@ -112,10 +117,11 @@ the dearest are free text (a rare word reads its thousand matches through the tr
 name shares most of its trigrams with many rows) and a rare amount (the primary key read newest first until ten match).
 Before the fixes of this round (plans made for the values; metadata under OR through an array) four shapes took
 1.4 to 4.4 s p95 on the same data.`;
-    await writeSection('search', md);
+    if (only) say('BENCH_SEARCH_ONLY set: bench/RESULTS.md left as it was');
+    else await writeSection('search', md);
   } finally {
     await svc.stop();
     await db.close();
-    await dropBenchDatabase(db.name);
+    if (!keepDatabase()) await dropBenchDatabase(db.name);
   }
 }
