@@ -79,7 +79,8 @@ export async function run(settings: BenchSettings): Promise<void> {
         (select count(*) from report_daily)::text as daily, (select count(*) from report_declines)::text as declines`;
     say(`reports: seeded in ${seedS.toFixed(1)} s: ${JSON.stringify(counts)}`);
 
-    const [user] = await db.sql<{ id: string }[]>`insert into dashboard_users (id, account_id, email, role) values ('du_bench', ${accountId}, 'bench@example.com', 'analyst') returning id`;
+    const [user] = await db.sql<{ id: string }[]>`insert into dashboard_users (id, account_id, email, role) values ('du_bench', ${accountId}, 'bench@example.com', 'analyst')
+      on conflict (id) do update set role = excluded.role returning id`;
     const cookie = `dash_session=${await insertSession(db.sql, user!.id, false)}`;
 
     say('reports: the reference, the 30 days computed by scanning payments (SQL, sequential)');
@@ -145,7 +146,7 @@ export async function run(settings: BenchSettings): Promise<void> {
 ${env}.
 ${fmtNum(Number(counts!.payments))} payments of one account in test mode over ${DAYS} days (eur, usd, gbp; 1 in 7 failed, with five
 failure codes), ${fmtNum(Number(counts!.refunds))} refunds and ${fmtNum(Number(counts!.disputes))} disputes, seeded through SQL in a database of
-its own (\`payments_bench_reports\`, dropped afterwards), then the rollups rebuilt from them (\`rebuildReports\`, the migration's
+its own (\`payments_bench_reports\`, ${keepDatabase() ? 'kept for the next run (BENCH_KEEP_DB=1)' : 'dropped afterwards'}), then the rollups rebuilt from them (\`rebuildReports\`, the migration's
 backfill for one account): ${fmtNum(Number(counts!.daily))} daily rows and ${fmtNum(Number(counts!.declines))} decline rows. Seeding took ${seedS.toFixed(0)} s.
 The service is \`node src/main.ts\` (default configuration); the dashboard requests carry an analyst's session.${note ? `\n\n${note}` : ''}
 

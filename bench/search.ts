@@ -110,13 +110,15 @@ the machine answers at best while it runs; the ratio column is each shape's p95 
 
 ${table(['Shape', 'Query', 'Found (page)', 'Median', 'p95', 'p95 / reference', 'Indexes in the plan', 'Target'], rows)}
 
-Reading: the machine was shared (2 cores, load average 10 to 16 from other work during every run), so absolute
-latencies carry that load: the reference list page, which reads ten rows by an index, itself has a p95 of about 40 ms.
-Every shape reads indexes only (no sequential scan). The shapes above the target are within 2.5 times the reference;
-the dearest are free text (a rare word reads its thousand matches through the trigram index and sorts them; a quoted
-name shares most of its trigrams with many rows) and a rare amount (the primary key read newest first until ten match).
-Before the fixes of this round (plans made for the values; metadata under OR through an array) four shapes took
-1.4 to 4.4 s p95 on the same data.`;
+Reading: the machine was shared (2 cores, the load average of the heading from other work during the run), so absolute
+latencies carry that load: the reference list page, which reads ten rows by an index, has the p95 above. Every shape
+reads indexes only (no sequential scan). A search chooses its page's ids first and then reads those rows by the primary
+key (\`payments_pkey\` in every plan): a rare amount is answered from its index alone (index-only), where it read the
+primary key newest first until ten matched. The dearest shapes are free text: a word a thousand payments hold reads
+its thousand matches from the table to check and sort them, and a quoted name whose trigrams every seeded name shares
+(\`nam\`, \`ame\`) reads those trigrams' long lists in the index (docs/search.md, docs/decisions.md "Issue 27: search and
+reports at a million"). Before the fixes of the first round (plans made for the values; metadata under OR through an
+array) four shapes took 1.4 to 4.4 s p95 on the same data.`;
     if (only) say('BENCH_SEARCH_ONLY set: bench/RESULTS.md left as it was');
     else await writeSection('search', md);
   } finally {
