@@ -20,6 +20,10 @@
  *   BENCH_SECONDS (default 10); connections is 50.
  * - `freshDatabase(suite)`: drops and recreates `payments_bench_<suite>` (only that one) on the
  *   server of DATABASE_URL, applies the migrations. Returns { name, url, sql, close() }.
+ * - `seededDatabase(suite, tag, seed)`: `freshDatabase(suite)` then `seed(db)` (its answer is `info`); with
+ *   BENCH_KEEP_DB=1, the database a previous run kept for the same `tag` instead (migrated to the
+ *   current migrations), and `keepDatabase()` tells the suite to leave it in place at the end.
+ *   Used by search and reports, whose seeding takes minutes at a million rows.
  * - `createAccountKey(sql, mode?)`: a new account and a secret key: { accountId, key }.
  * - `startService({ suite, databaseUrl, entry?, env?, nodeArgs? })`: runs `node src/main.ts`
  *   (or `src/web.ts`) as a child process with the project's Node, on a free port, under the Redis

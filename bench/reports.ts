@@ -1,14 +1,19 @@
 // The reports benchmark (issue 27, point 3): the reports page and GET /v1/reports/summary at a
 // million payments, answered from the rollups; the same figures computed by scanning the payments
 // in the same run are the reference.
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import { insertSession } from '../src/dashboard/store.ts';
-import { rebuildReports } from '../src/reports/store.ts';
-import { createAccountKey, environmentNote, fmtMs, fmtNum, freshDatabase, load, say, serviceEnvNote, startService, table, verdict, writeSection, type BenchSettings, type LoadResult } from './lib.ts';
+import { shellPage } from '../src/dashboard/layout.ts';
+import { reportsPage } from '../src/dashboard/reports/views.ts';
+import { buildReport, reportRange } from '../src/reports/service.ts';
+import { reportCurrencies, rebuildReports } from '../src/reports/store.ts';
+import { createAccountKey, dropBenchDatabase, environmentNote, fmtMs, fmtNum, keepDatabase, load, seededDatabase, say, serviceEnvNote, startService, table, verdict, writeSection, type BenchSettings, type LoadResult } from './lib.ts';
 
 const TARGET_MS = 200;
 const SAMPLES = 200;
 const DAYS = 365;
+/** In-process renders of the year-by-week page's view. */
+const VIEW_RUNS = 300;
 
 /** Milliseconds of `n` calls of `f` one after another, sorted. */
 async function timings(n: number, f: () => Promise<unknown>): Promise<number[]> {
@@ -58,25 +63,42 @@ const scanQuery = (sql: postgres.Sql, accountId: string) => sql`
   group by 1, 2`;
 
 export async function run(settings: BenchSettings): Promise<void> {
-  const db = await freshDatabase('reports');
-  try {
-    const env = await environmentNote(db.sql);
-    const { accountId, key } = await createAccountKey(db.sql, 'test');
+  // BENCH_KEEP_DB=1 keeps the seeded database for the next run (bench/support/base.ts, seededDatabase).
+  const { db, info } = await seededDatabase('reports', `${settings.rows} payments`, async (fresh) => {
+    const { accountId, key } = await createAccountKey(fresh.sql, 'test');
     say(`reports: seeding ${fmtNum(settings.rows)} payments over ${DAYS} days, their refunds and disputes, and the rollups`);
     const t0 = Date.now();
-    await seed(db.sql, accountId, settings.rows);
-    const seedS = (Date.now() - t0) / 1000;
+    await seed(fresh.sql, accountId, settings.rows);
+    return { accountId, key, seedS: (Date.now() - t0) / 1000 };
+  });
+  try {
+    const env = await environmentNote(db.sql);
+    const { accountId, key, seedS } = info;
     const [counts] = await db.sql<{ payments: string; refunds: string; disputes: string; daily: string; declines: string }[]>`
       select (select count(*) from payments)::text as payments, (select count(*) from refunds)::text as refunds, (select count(*) from disputes)::text as disputes,
         (select count(*) from report_daily)::text as daily, (select count(*) from report_declines)::text as declines`;
     say(`reports: seeded in ${seedS.toFixed(1)} s: ${JSON.stringify(counts)}`);
 
-    const [user] = await db.sql<{ id: string }[]>`insert into dashboard_users (id, account_id, email, role) values ('du_bench', ${accountId}, 'bench@example.com', 'analyst') returning id`;
+    const [user] = await db.sql<{ id: string }[]>`insert into dashboard_users (id, account_id, email, role) values ('du_bench', ${accountId}, 'bench@example.com', 'analyst')
+      on conflict (id) do update set role = excluded.role returning id`;
     const cookie = `dash_session=${await insertSession(db.sql, user!.id, false)}`;
 
     say('reports: the reference, the 30 days computed by scanning payments (SQL, sequential)');
     await scanQuery(db.sql, accountId);
     const scan = await timings(20, () => scanQuery(db.sql, accountId));
+
+    // The year by week page's view alone, in this process (no HTTP, no SQL): the report read once, then
+    // the page (shell included) rendered VIEW_RUNS times; what the render costs of the page's time.
+    const yearAgo = new Date(Date.now() - 364 * 86_400_000).toISOString().slice(0, 10);
+    const owner = { accountId, livemode: false };
+    const yearRange = reportRange({ interval: 'week', from: yearAgo });
+    const yearReport = await buildReport(db.sql, owner, yearRange);
+    const form = { interval: 'week', from: yearRange.from, to: yearRange.to, currency: '', currencies: await reportCurrencies(db.sql, owner), error: null };
+    const session = { token_hash: Buffer.alloc(32), user_id: 'du_bench', account_id: accountId, email: 'bench@example.com', role: 'analyst' as const, business_name: 'Bench', livemode: false, created_at: new Date(), last_seen_at: new Date() };
+    const renderPage = () => shellPage(session, 'csrf', '/dashboard/assets/app.js', reportsPage({ form, report: yearReport, canDownload: true }));
+    const pageBytes = Buffer.byteLength(renderPage());
+    for (let i = 0; i < 20; i++) renderPage();
+    const view = await timings(VIEW_RUNS, async () => renderPage());
 
     const svc = await startService({ suite: 'reports', databaseUrl: db.url });
     const pages: Array<[string, string, Record<string, string>]> = [
@@ -124,11 +146,14 @@ export async function run(settings: BenchSettings): Promise<void> {
 ${env}.
 ${fmtNum(Number(counts!.payments))} payments of one account in test mode over ${DAYS} days (eur, usd, gbp; 1 in 7 failed, with five
 failure codes), ${fmtNum(Number(counts!.refunds))} refunds and ${fmtNum(Number(counts!.disputes))} disputes, seeded through SQL in a database of
-its own (\`payments_bench_reports\`, dropped afterwards), then the rollups rebuilt from them (\`rebuildReports\`, the migration's
+its own (\`payments_bench_reports\`, ${keepDatabase() ? 'kept for the next run (BENCH_KEEP_DB=1)' : 'dropped afterwards'}), then the rollups rebuilt from them (\`rebuildReports\`, the migration's
 backfill for one account): ${fmtNum(Number(counts!.daily))} daily rows and ${fmtNum(Number(counts!.declines))} decline rows. Seeding took ${seedS.toFixed(0)} s.
 The service is \`node src/main.ts\` (default configuration); the dashboard requests carry an analyst's session.${note ? `\n\n${note}` : ''}
 
 ${results}
+
+The year-by-week page's view alone (\`reportsPage\` in the shell, in process, no HTTP and no SQL; ${yearReport.currencies.length} currencies × ${yearReport.currencies[0]?.periods.length ?? 0} weeks,
+${fmtNum(pageBytes / 1024)} KB of HTML), ${VIEW_RUNS} renders: p50 ${fmtMs(pct(view, 50))}, p95 ${fmtMs(pct(view, 95))}.
 
 Reference, measured in the same run: the 30 days' gross and counts computed by scanning the payments in SQL (no service,
 no HTTP), p50 ${fmtMs(pct(scan, 50))}, p95 ${fmtMs(scanP95)} over 20 runs. The rollups answer the same question from
@@ -140,8 +165,6 @@ Reproduce: \`BENCH_ROWS=${settings.rows} BENCH_SECONDS=${settings.seconds} npm r
     );
   } finally {
     await db.close();
-    const admin = postgres(db.url.replace(/\/[^/]+$/, '/postgres'), { max: 1, onnotice: () => {} });
-    await admin`drop database if exists ${admin(db.name)} with (force)`.catch(() => undefined);
-    await admin.end();
+    if (!keepDatabase()) await dropBenchDatabase(db.name);
   }
 }

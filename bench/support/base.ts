@@ -67,6 +67,43 @@ export async function freshDatabase(suite: string): Promise<BenchDb> {
   return { name, url, sql, close: () => sql.end({ timeout: 5 }) };
 }
 
+/** Whether BENCH_KEEP_DB asks to keep a suite's seeded database between runs (`keptDatabase`). */
+export const keepDatabase = (): boolean => process.env.BENCH_KEEP_DB === '1';
+
+/**
+ * The seeded database of a suite. Without BENCH_KEEP_DB=1: `freshDatabase(suite)` then `seed`. With it:
+ * the database a previous run kept, when it was seeded for the same `tag` (say, the number of rows) and its
+ * migrations are still the current ones; otherwise a fresh one, seeded, and remembered (table
+ * `bench_kept`). The suite then leaves it in place (`keepDatabase()`), so that iterating on a change
+ * costs the measurement, not the seeding (minutes at a million rows).
+ */
+export async function seededDatabase<T>(suite: string, tag: string, seed: (db: BenchDb) => Promise<T>): Promise<{ db: BenchDb; info: T; reused: boolean }> {
+  if (keepDatabase()) {
+    const name = `payments_bench_${suite}`;
+    const url = dbUrl(name);
+    const sql = postgres(url, { max: 4, onnotice: () => {} });
+    try {
+      const [row] = await sql<{ info: T }[]>`select info from bench_kept where tag = ${tag}`;
+      const db: BenchDb = { name, url, sql, close: () => sql.end({ timeout: 5 }) };
+      if (row) {
+        await migrate(sql);
+        say(`${suite}: reusing the kept database ${name} (${tag})`);
+        return { db, info: row.info, reused: true };
+      }
+    } catch {
+      // no such database, or not a kept one
+    }
+    await sql.end({ timeout: 5 });
+  }
+  const db = await freshDatabase(suite);
+  const info = await seed(db);
+  if (keepDatabase()) {
+    await db.sql`create table bench_kept (tag text primary key, info jsonb not null)`;
+    await db.sql`insert into bench_kept ${db.sql({ tag, info: db.sql.json(info as postgres.JSONValue) })}`;
+  }
+  return { db, info, reused: false };
+}
+
 /** Drops a bench database (after a suite, its seeded rows gone with it). */
 export async function dropBenchDatabase(name: string): Promise<void> {
   if (!name.startsWith('payments_bench_')) throw new Error(`not a bench database: ${name}`);

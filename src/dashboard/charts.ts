@@ -1,4 +1,4 @@
-import { html, raw, type Html } from '../pages/html.ts';
+import { escapeHtml, html, raw, type Html } from '../pages/html.ts';
 
 /**
  * The dashboard's one chart (issues 26 and 27): server-rendered SVG bars, stacked when a bar has
@@ -54,18 +54,28 @@ export function barChart(c: BarChartSpec): Html {
   const zeroY = TOP + (max / span) * plot;
   const slot = W / Math.max(1, c.bars.length);
   const barW = Math.max(1, slot * (1 - GAP_RATIO));
-  const data = (d: Bar['data']) => (d ? html`${Object.entries(d).map(([k, v]) => html` data-${k}="${v}"`)}` : '');
-  const bars = c.bars.map((b, i) => {
+  // Built as one string (a reports page draws some six hundred bars): the numbers need no escaping,
+  // the labels and data values are escaped as the html tag would.
+  const data = (d: Bar['data']) => {
+    let out = '';
+    if (d) for (const [k, v] of Object.entries(d)) out += ` data-${k}="${typeof v === 'number' ? v : escapeHtml(v)}"`;
+    return out;
+  };
+  const w = f1(barW);
+  let drawn = '';
+  c.bars.forEach((b, i) => {
     const x = f1(i * slot + (slot - barW) / 2);
     let up = zeroY;
     let down = zeroY;
-    const rects = b.segments.map((s, j) => {
+    drawn += `<g><title>${escapeHtml(b.label)}</title>`;
+    b.segments.forEach((s, j) => {
       const h = (Math.abs(s.value) / span) * plot;
       const y = s.value >= 0 ? (up -= h) : ((down += h), down - h);
-      return html`<rect x="${x}" y="${f1(y)}" width="${f1(barW)}" height="${f1(h)}" fill="${s.fill}"${j === 0 ? data(b.data) : ''}></rect>`;
+      drawn += `<rect x="${x}" y="${f1(y)}" width="${w}" height="${f1(h)}" fill="${escapeHtml(s.fill)}"${j === 0 ? data(b.data) : ''}></rect>`;
     });
-    return html`<g><title>${b.label}</title>${rects}</g>`;
+    drawn += '</g>';
   });
+  const bars = raw(drawn);
   const titleId = `${c.id}-title`;
   const descId = `${c.id}-desc`;
   // The scale is HTML beside the drawing, so it stays readable when a phone shrinks the SVG.

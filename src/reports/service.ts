@@ -46,7 +46,7 @@ export function reportRange(q: ReportQuery, today: string = dayOf(Date.now())): 
  */
 export async function buildReport(sql: Sql, o: Owner, range: ReportRange): Promise<Report> {
   const [rows, declines] = await Promise.all([
-    dailyRows(sql, o, range.from, range.to, range.currency),
+    dailyRows(sql, o, range.from, range.to, range.currency, range.interval),
     topDeclines(sql, o, range.from, range.to, range.currency, TOP_DECLINES),
   ]);
   const currencies = rollUp(rows, range.from, range.to, range.interval, range.currency ? [range.currency] : []);

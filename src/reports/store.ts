@@ -1,6 +1,6 @@
 import type { Sql, TxSql } from '../db/sql.ts';
 import type { Owner } from '../lib/owner.ts';
-import type { DayRow } from './buckets.ts';
+import type { DayRow, Interval } from './buckets.ts';
 
 /**
  * The reports' rollups (migration 0039): one row per account, mode, currency and UTC day, and one
@@ -105,19 +105,28 @@ export async function countDisputeClosed(sql: TxSql, d: DisputeFigures): Promise
       dispute_lost_cents = r.dispute_lost_cents + excluded.dispute_lost_cents, dispute_lost_count = r.dispute_lost_count + excluded.dispute_lost_count`;
 }
 
-/** The daily rows of one account and mode from `from` to `to` (days included), of one currency or all. */
-export async function dailyRows(sql: Sql, o: Owner, from: string, to: string, currency: string | undefined): Promise<DayRow[]> {
+/**
+ * The rollup rows of one account and mode from `from` to `to` (days included), of one currency or
+ * all, summed per period in SQL: one row per currency and period, dated by the period's first day
+ * within the range (`greatest(period start, from)`, so a partial first period is still inside it;
+ * `rollUp` puts each row in the period that holds its day). A year by week is some 160 rows rather
+ * than 1,100 daily ones (the reports page's SQL; docs/decisions.md, "Issue 27: search and reports at
+ * a million"). Postgres's week starts on Monday, as buckets.ts's does.
+ */
+export async function dailyRows(sql: Sql, o: Owner, from: string, to: string, currency: string | undefined, interval: Interval = 'day'): Promise<DayRow[]> {
+  const start = interval === 'day' ? sql`day` : sql`greatest(date_trunc(${interval}, day::timestamp)::date, ${from}::date)`;
   return sql<DayRow[]>`
-    select currency, to_char(day, 'YYYY-MM-DD') as day,
-      gross_cents::float8 as gross_cents, succeeded_count::float8 as succeeded_count, failed_count::float8 as failed_count,
-      refunded_cents::float8 as refunded_cents, refund_count::float8 as refund_count,
-      disputed_cents::float8 as disputed_cents, dispute_count::float8 as dispute_count,
-      dispute_won_cents::float8 as dispute_won_cents, dispute_won_count::float8 as dispute_won_count,
-      dispute_lost_cents::float8 as dispute_lost_cents, dispute_lost_count::float8 as dispute_lost_count
+    select currency, to_char(${start}, 'YYYY-MM-DD') as day,
+      sum(gross_cents)::float8 as gross_cents, sum(succeeded_count)::float8 as succeeded_count, sum(failed_count)::float8 as failed_count,
+      sum(refunded_cents)::float8 as refunded_cents, sum(refund_count)::float8 as refund_count,
+      sum(disputed_cents)::float8 as disputed_cents, sum(dispute_count)::float8 as dispute_count,
+      sum(dispute_won_cents)::float8 as dispute_won_cents, sum(dispute_won_count)::float8 as dispute_won_count,
+      sum(dispute_lost_cents)::float8 as dispute_lost_cents, sum(dispute_lost_count)::float8 as dispute_lost_count
     from report_daily
     where account_id = ${o.accountId} and livemode = ${o.livemode} and day between ${from}::date and ${to}::date
       ${currency !== undefined ? sql`and currency = ${currency}` : sql``}
-    order by currency, day`;
+    group by 1, 2
+    order by 1, 2`;
 }
 
 export interface DeclineRow {

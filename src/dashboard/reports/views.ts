@@ -81,14 +81,30 @@ const PERIOD_HEADING: Record<Interval, string> = { day: 'Day', week: 'Week from'
 /** A chart under its own visible heading. */
 const figure = (heading: string, chart: Html) => html`<h3 class="chart-heading">${heading}</h3>${chart}`;
 
-function currencyReport(r: Report, c: Report['currencies'][number], canDownload: boolean): Html {
+/** Every period's name, worked out once per page (each period is named in four charts and two tables per currency). */
+function periodNames(r: Report): (start: string) => string {
+  const names = new Map<string, string>();
+  return (start) => {
+    let name = names.get(start);
+    if (name === undefined) names.set(start, (name = periodName(start, r)));
+    return name;
+  };
+}
+
+function currencyReport(r: Report, c: Report['currencies'][number], canDownload: boolean, nameOf: (start: string) => string): Html {
   const cur = c.currency;
   const CUR = cur.toUpperCase();
-  const m = (v: number) => formatAmount(v, cur);
+  // Each amount is formatted once: a period's figures show in a chart's labels and again in a table.
+  const formatted = new Map<number, string>();
+  const m = (v: number) => {
+    let text = formatted.get(v);
+    if (text === undefined) formatted.set(v, (text = formatAmount(v, cur)));
+    return text;
+  };
   const t = c.totals;
   const bars = (value: (f: Figures) => number, fill: string, what: string, fmt: (v: number) => string) =>
-    c.periods.map((p) => ({ label: `${periodName(p.start, r)}: ${what} ${fmt(value(p.figures))}`, segments: [{ value: value(p.figures), fill }], data: { period: p.start, value: value(p.figures) } }));
-  const axis = [periodName(c.periods[0]!.start, r), periodName(c.periods.at(-1)!.start, r)] as const;
+    c.periods.map((p) => ({ label: `${nameOf(p.start)}: ${what} ${fmt(value(p.figures))}`, segments: [{ value: value(p.figures), fill }], data: { period: p.start, value: value(p.figures) } }));
+  const axis = [nameOf(c.periods[0]!.start), nameOf(c.periods.at(-1)!.start)] as const;
   const byPeriod = r.interval === 'day' ? 'per day' : r.interval === 'week' ? 'per week' : 'per month';
 
   const volumeChart = barChart({
@@ -102,7 +118,7 @@ function currencyReport(r: Report, c: Report['currencies'][number], canDownload:
   });
   const volumeTable = table<Report['currencies'][number]['periods'][number]>(
     [
-      { label: PERIOD_HEADING[r.interval], cell: (p) => periodName(p.start, r) },
+      { label: PERIOD_HEADING[r.interval], cell: (p) => nameOf(p.start) },
       { label: 'Gross', cell: (p) => m(p.figures.gross_cents), num: true },
       { label: 'Refunded', cell: (p) => m(p.figures.refunded_cents), num: true },
       { label: 'Disputed', cell: (p) => m(p.figures.disputed_cents), num: true },
@@ -119,7 +135,7 @@ function currencyReport(r: Report, c: Report['currencies'][number], canDownload:
     title: `Refunds and disputes lost in ${CUR} ${byPeriod}: ${m(t.refunded_cents)} refunded, ${m(t.dispute_lost_cents)} lost to disputes`,
     desc: 'Refunds (brown) and disputes lost (red), stacked.',
     bars: c.periods.map((p) => ({
-      label: `${periodName(p.start, r)}: refunded ${m(p.figures.refunded_cents)}, disputes lost ${m(p.figures.dispute_lost_cents)}`,
+      label: `${nameOf(p.start)}: refunded ${m(p.figures.refunded_cents)}, disputes lost ${m(p.figures.dispute_lost_cents)}`,
       segments: [
         { value: p.figures.refunded_cents, fill: REFUND },
         { value: p.figures.dispute_lost_cents, fill: BAD },
@@ -143,7 +159,7 @@ function currencyReport(r: Report, c: Report['currencies'][number], canDownload:
     title: `Payments in ${CUR} ${byPeriod}: ${t.succeeded_count} succeeded, ${t.failed_count} failed (${pct(successRate(t))} success rate)`,
     desc: 'Succeeded (green) and failed (red) payments, stacked.',
     bars: c.periods.map((p) => ({
-      label: `${periodName(p.start, r)}: ${p.figures.succeeded_count} succeeded, ${p.figures.failed_count} failed`,
+      label: `${nameOf(p.start)}: ${p.figures.succeeded_count} succeeded, ${p.figures.failed_count} failed`,
       segments: [
         { value: p.figures.succeeded_count, fill: OK },
         { value: p.figures.failed_count, fill: BAD },
@@ -154,7 +170,7 @@ function currencyReport(r: Report, c: Report['currencies'][number], canDownload:
   });
   const countsTable = table<Report['currencies'][number]['periods'][number]>(
     [
-      { label: PERIOD_HEADING[r.interval], cell: (p) => periodName(p.start, r) },
+      { label: PERIOD_HEADING[r.interval], cell: (p) => nameOf(p.start) },
       { label: 'Payments', cell: (p) => p.figures.succeeded_count + p.figures.failed_count, num: true },
       { label: 'Succeeded', cell: (p) => p.figures.succeeded_count, num: true },
       { label: 'Failed', cell: (p) => p.figures.failed_count, num: true },
@@ -208,6 +224,7 @@ ${card('Top decline reasons', html`${declinesChart}${declinesTable}${csv('declin
 /** The reports page: the range form, then per currency the totals, the charts and their tables. */
 export function reportsPage(v: ReportView): ShellPage {
   const r = v.report;
+  const names = r ? periodNames(r) : (start: string) => start;
   const body = html`${card(
     null,
     html`<p class="muted">Figures of this mode from rollups kept with every payment, refund and dispute. Days, weeks (Monday to Sunday) and months are UTC; each currency is reported on its own, never added to another. Net is gross less refunds and disputes lost (the service charges no fees).</p>
@@ -215,7 +232,7 @@ ${filters(v.form)}`,
   )}
 ${r
     ? r.currencies.length
-      ? r.currencies.map((c) => currencyReport(r, c, v.canDownload))
+      ? r.currencies.map((c) => currencyReport(r, c, v.canDownload, names))
       : html`<div class="card"><p class="empty">No payments, refunds or disputes from ${r.from} to ${r.to}.</p></div>`
     : ''}`;
   return { section: 'reports', title: 'Reports', body };
