@@ -4,6 +4,7 @@
 //    the same 10 seconds: how late the last one turns EXPIRED, and Redis memory per pending session.
 // `npm run bench -- checkout`; small run: `BENCH_SECONDS=5 BENCH_EXPIRY_SESSIONS=5000 npm run bench -- checkout`.
 import { Redis } from 'ioredis';
+import { SWEEP_BATCH, SWEEP_PARALLEL } from '../src/checkout/jobs.ts';
 import { newId } from '../src/lib/ids.ts';
 import {
   createAccountKey,
@@ -228,7 +229,7 @@ ${fmtNum(e.sessions)} OPEN sessions whose \`expires_at\` are spread evenly over 
 straight into Postgres as \`createSession\` writes them (set up in ${e.setupSeconds.toFixed(1)} s${e.setupLate ? ', **which overran the start of the window**' : ', before the window opened'}).
 A session has no job (issue 28): the expiry sweeper of the worker (src/checkout/jobs.ts) reads the
 next \`expires_at\` from the partial index on OPEN sessions, sleeps until then (at most 500 ms), and
-expires what is due in batches of 500, each batch one transaction with one insert for its events.
+expires what is due in batches of ${fmtNum(SWEEP_BATCH)} (${SWEEP_PARALLEL} at once in a burst), each batch one transaction with one insert for its events.
 
 ${table(
   ['Measurement', 'Value', 'Target', 'Result'],
