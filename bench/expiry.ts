@@ -21,7 +21,7 @@ const ROWS = Number(process.env.BENCH_EXPIRY_AB_ROWS ?? 10_000);
 const ROUNDS = Number(process.env.BENCH_EXPIRY_AB_ROUNDS ?? 3);
 
 /** The indexes as migrations 0002 and 0037 made them, for the "before" database. */
-const BEFORE_0042 = `
+export const BEFORE_0042 = `
   drop index checkout_sessions_customer_page;
   create index checkout_sessions_customer_page on checkout_sessions (account_id, livemode, customer_id, id);
   drop index checkout_sessions_search_email;
