@@ -4,9 +4,12 @@
 //    the same 10 seconds: how late the last one turns EXPIRED, and Redis memory per pending session.
 // `npm run bench -- checkout`; small run: `BENCH_SECONDS=5 BENCH_EXPIRY_SESSIONS=5000 npm run bench -- checkout`.
 import { Redis } from 'ioredis';
+import { SWEEP_BATCH, SWEEP_PARALLEL } from '../src/checkout/jobs.ts';
+import { BEFORE_0042 } from './expiry.ts';
 import { newId } from '../src/lib/ids.ts';
 import {
   createAccountKey,
+  dropBenchDatabase,
   environmentNote,
   fmtMs,
   fmtNum,
@@ -189,7 +192,21 @@ export async function run(settings: BenchSettings): Promise<void> {
     const { api, ref } = await createThroughput(db, settings);
     const ratio = api.rps / ref.tps;
     say(`checkout: ${fmtNum(api.rps)} creates/s vs ${fmtNum(ref.tps)} inserts/s (${fmtRatio(api.rps, ref.tps)})`);
+    // The same burst on a database whose checkout_sessions indexes are as before migration 0042
+    // (issue 28.4), right after, in the same run: BENCH_EXPIRY_BASELINE=0 leaves it out.
     const e = await expiryAtScale(db, n);
+    let before: ExpiryResult | undefined;
+    if (process.env.BENCH_EXPIRY_BASELINE !== '0') {
+      const old = await freshDatabase('checkout_before');
+      try {
+        await old.sql.unsafe(BEFORE_0042);
+        before = await expiryAtScale(old, n);
+        say(`checkout: indexes as before 0042: last expiry ${before.lastLatenessS.toFixed(2)} s late`);
+      } finally {
+        await old.close();
+        await dropBenchDatabase(old.name);
+      }
+    }
     const perSession = Math.max(0, e.usedMemoryDelta / e.sessions);
     say(`checkout: last expiry ${e.lastLatenessS.toFixed(2)} s late; ${e.expiryKeys} expiry keys in Redis`);
     const note = serviceEnvNote();
@@ -228,7 +245,7 @@ ${fmtNum(e.sessions)} OPEN sessions whose \`expires_at\` are spread evenly over 
 straight into Postgres as \`createSession\` writes them (set up in ${e.setupSeconds.toFixed(1)} s${e.setupLate ? ', **which overran the start of the window**' : ', before the window opened'}).
 A session has no job (issue 28): the expiry sweeper of the worker (src/checkout/jobs.ts) reads the
 next \`expires_at\` from the partial index on OPEN sessions, sleeps until then (at most 500 ms), and
-expires what is due in batches of 500, each batch one transaction with one insert for its events.
+expires what is due in batches of ${fmtNum(SWEEP_BATCH)} (${SWEEP_PARALLEL} at once in a burst), each batch one transaction with one insert for its events.
 
 ${table(
   ['Measurement', 'Value', 'Target', 'Result'],
@@ -237,6 +254,14 @@ ${table(
     ['Lateness of the last one (expired_at − expires_at, max)', `${e.lastLatenessS.toFixed(2)} s`, `≤ ${LATENESS_TARGET_S} s`, verdict(e.lastLatenessS <= LATENESS_TARGET_S)],
     ['Lateness p50 / p99', `${e.p50LatenessS.toFixed(2)} s / ${e.p99LatenessS.toFixed(2)} s`, '', ''],
     ['Sessions expired by the reconciler instead of the sweeper', fmtNum(e.expiredByReconciler), '', ''],
+    ...(before
+      ? [[
+          'Same burst, next in this run, indexes as before migration 0042: last / p50 late, by the reconciler',
+          `${before.lastLatenessS.toFixed(2)} s / ${before.p50LatenessS.toFixed(2)} s, ${fmtNum(before.expiredByReconciler)}`,
+          '',
+          '',
+        ]]
+      : []),
     ['Redis keys of the session-expiry queue while they were pending', `${fmtNum(e.expiryKeys)} (the queue's own, none per session)`, `none per session`, verdict(e.expiryKeys < 10)],
     ['Redis memory per pending session (used_memory growth / sessions)', `${fmtNum(perSession)} B`, `< ${MEMORY_TARGET_BYTES} B (0 expected)`, verdict(perSession < MEMORY_TARGET_BYTES)],
   ],

@@ -38,6 +38,15 @@ export const CUSTOMER_MATCHES = 1000;
 
 const OPS = { '=': '=', '>': '>', '>=': '>=', '<': '<', '<=': '<=' } as const;
 
+/**
+ * A checkout session's metadata holds `doc` (one key, never empty). `metadata <> '{}'` holds for
+ * every row that matches: it is stated so that the planner may use the partial index
+ * checkout_sessions_search_metadata (migration 0042), whose predicate it is.
+ */
+function metadataOf(sql: Sql, doc: ReturnType<Sql['json']>): Fragment {
+  return sql`(metadata <> '{}'::jsonb and metadata @> ${doc})`;
+}
+
 function condition(sql: Sql, o: Owner, resource: Resource, c: Condition): Fragment {
   const owner = sql`account_id = ${o.accountId} and livemode = ${o.livemode}`;
   // The customers of the account whose name or email holds the text: the newest CUSTOMER_MATCHES of
@@ -66,7 +75,10 @@ function condition(sql: Sql, o: Owner, resource: Resource, c: Condition): Fragme
         case 'invoices':
           return sql`customer_id = any(${customersMatching(c.value)})`;
         case 'checkout-sessions':
-          return sql`(lower(coalesce(customer_email, '')) like ${likePattern(c.value)} or customer_id = any(${customersMatching(c.value)}))`;
+          // `customer_email is not null` and `customer_id is not null`: the predicates of the
+          // partial indexes of migration 0042 (they hold for every row the clauses match).
+          return sql`((customer_email is not null and lower(coalesce(customer_email, '')) like ${likePattern(c.value)})
+            or (customer_id is not null and customer_id = any(${customersMatching(c.value)})))`;
       }
       break;
     case 'email':
@@ -78,7 +90,7 @@ function condition(sql: Sql, o: Owner, resource: Resource, c: Condition): Fragme
         case 'invoices':
           return sql`customer_id in (${customersWithEmail(c.value)})`;
         case 'checkout-sessions':
-          return sql`(lower(customer_email) = ${c.value} or customer_id in (${customersWithEmail(c.value)}))`;
+          return sql`((customer_email is not null and lower(customer_email) = ${c.value}) or (customer_id is not null and customer_id in (${customersWithEmail(c.value)})))`;
       }
       break;
     case 'contains':
@@ -107,8 +119,8 @@ function condition(sql: Sql, o: Owner, resource: Resource, c: Condition): Fragme
       // are an array made first (an InitPlan), so that `= any(…)` reads the payments' session index
       // even under an OR (an `in (subquery)` there made Postgres read every payment: bench/search.ts).
       return resource === 'payments'
-        ? sql`checkout_session_id = any(array(select id from checkout_sessions where ${owner} and metadata @> ${doc}))`
-        : sql`metadata @> ${doc}`;
+        ? sql`checkout_session_id = any(array(select id from checkout_sessions where ${owner} and ${metadataOf(sql, doc)}))`
+        : resource === 'checkout-sessions' ? metadataOf(sql, doc) : sql`metadata @> ${doc}`;
     }
   }
   throw new Error(`no SQL for ${c.kind} on ${resource}`);
