@@ -115,8 +115,12 @@ async function measureLatency(db: BenchDb, svcUrl: string, key: string, rx: Rece
   return { p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies[latencies.length - 1]!, session: lastSession };
 }
 
-/** `n` events, one delivery each to `endpointId`, written straight to the tables (no jobs yet). */
-export async function seedDeliveries(db: BenchDb, accountId: string, endpointId: string, object: unknown, n: number) {
+/**
+ * `n` events, one delivery each to `endpointId`, written straight to the tables (no jobs yet). With
+ * `dueInSeconds`, the rows are due that much later, so that the reconcile pass leaves them to the
+ * run that adds their jobs (a job runs a PENDING delivery whenever it is due).
+ */
+export async function seedDeliveries(db: BenchDb, accountId: string, endpointId: string, object: unknown, n: number, dueInSeconds = 0) {
   const bodies: string[] = [];
   const deliveryIds: string[] = [];
   const created = Math.floor(Date.now() / 1000);
@@ -135,7 +139,7 @@ export async function seedDeliveries(db: BenchDb, accountId: string, endpointId:
       from unnest(${ids}::text[]) as id`;
     await db.sql`
       insert into webhook_deliveries (id, account_id, livemode, event_id, endpoint_id, status, next_attempt_at)
-      select d, ${accountId}, false, e, ${endpointId}, 'PENDING', now() from unnest(${dids}::text[], ${ids}::text[]) as x (d, e)`;
+      select d, ${accountId}, false, e, ${endpointId}, 'PENDING', now() + make_interval(secs => ${dueInSeconds}) from unnest(${dids}::text[], ${ids}::text[]) as x (d, e)`;
     deliveryIds.push(...dids);
   }
   return { bodies, deliveryIds };
@@ -239,7 +243,8 @@ export async function run(_settings: BenchSettings): Promise<void> {
     let bodies: string[] = [];
     for (const [i, c] of contenders.entries()) {
       for (let r = 0; r < roundsN; r++) {
-        const seeded = await seedDeliveries(c.db, c.accountId, c.endpointId, latencies[i]!.session, n);
+        // Not due for a day: seeded ahead of their round, they must not be sent by the reconcile pass meanwhile.
+        const seeded = await seedDeliveries(c.db, c.accountId, c.endpointId, latencies[i]!.session, n, 86_400);
         c.rounds.push(seeded.deliveryIds);
         if (i === 0 && r === 0) bodies = seeded.bodies;
       }
