@@ -182,9 +182,11 @@ export interface AttemptRecord {
  * SUCCEEDED whatever happened meanwhile (the receiver has the event); a failure keeps a PAUSED or
  * CANCELLED row as it is, makes a PENDING row FAILED at attempt 7, or schedules its next attempt.
  * Returns each new status in input order, or null where that attempt number was already recorded
- * by another run of the same delivery.
+ * by another run of the same delivery. The id range beside the join lets Postgres leave out the
+ * partitions of webhook_deliveries the batch has no row in (the join alone updates through all of them).
  */
 export async function recordAttempts(sql: Db, records: readonly AttemptRecord[]): Promise<Array<DeliveryStatus | null>> {
+  if (records.length === 0) return [];
   const col = <T>(f: (r: AttemptRecord) => T) => records.map(f);
   const rows = await sql<{ id: string; status: DeliveryStatus }[]>`
     with input as (
@@ -211,7 +213,7 @@ export async function recordAttempts(sql: Db, records: readonly AttemptRecord[])
                              then now() + make_interval(secs => i.retry_s) end,
       updated_at = now()
     from input i join inserted a on a.delivery_id = i.id and a.attempt = i.n
-    where d.id = i.id and d.attempt_count = i.n - 1
+    where d.id = i.id and d.attempt_count = i.n - 1 and ${withinIds(sql, 'd.id', records.map((r) => r.id))}
     returning d.id, d.status`;
   const byId = new Map(rows.map((r) => [r.id, r.status]));
   return records.map((r) => byId.get(r.id) ?? null);
