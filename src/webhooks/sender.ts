@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import got, { type Got } from 'got';
 import { guardedLookup } from './dns.ts';
 import { isPublicAddress, urlProblem, type TargetPolicy } from './url.ts';
 
@@ -33,35 +34,25 @@ export interface AttemptResult {
 }
 
 /**
- * One pair of keep-alive agents per address policy, whose `lookup` checks the address actually
- * connected to; shared by every endpoint, so each origin keeps its sockets open between deliveries.
- * A delivery is one plain `http.request` (issue 28, point 5): got's per-request work (building and
- * merging its Options, its hooks, its stream wrapper) cost more CPU than everything else a delivery
- * does in Node; nothing of got was used here that `node:http` does not do: no redirects followed, no
- * retries of its own (BullMQ schedules them), no decompression, one timeout for the whole request.
+ * One got client per address policy: keep-alive agents whose `lookup` checks the address actually
+ * connected to, no redirects followed, no retries of its own (BullMQ schedules the retries).
  */
-const agentsByPolicy = new Map<TargetPolicy, { http: http.Agent; https: https.Agent }>();
-function agents(policy: TargetPolicy): { http: http.Agent; https: https.Agent } {
-  let a = agentsByPolicy.get(policy);
-  if (!a) {
-    const lookup = guardedLookup(policy);
-    a = { http: new http.Agent({ keepAlive: true, lookup, maxSockets: 256 }), https: new https.Agent({ keepAlive: true, lookup, maxSockets: 256 }) };
-    agentsByPolicy.set(policy, a);
-  }
-  return a;
-}
-
-/** An endpoint's URL, checked and parsed once per policy (a handful of endpoints take most deliveries). */
-const checked = new Map<string, { problem: string; url?: undefined } | { problem: null; url: URL }>();
-const CHECKED_MAX = 1000;
-function checkUrl(raw: string, policy: TargetPolicy): { problem: string; url?: undefined } | { problem: null; url: URL } {
-  const key = `${policy} ${raw}`;
-  let c = checked.get(key);
+const clients = new Map<TargetPolicy, Got>();
+function client(policy: TargetPolicy): Got {
+  let c = clients.get(policy);
   if (!c) {
-    const problem = urlProblem(raw, policy);
-    c = problem ? { problem } : { problem: null, url: new URL(raw) };
-    if (checked.size >= CHECKED_MAX) checked.clear();
-    checked.set(key, c);
+    const lookup = guardedLookup(policy);
+    c = got.extend({
+      agent: {
+        http: new http.Agent({ keepAlive: true, lookup, maxSockets: 256 }),
+        https: new https.Agent({ keepAlive: true, lookup, maxSockets: 256 }),
+      },
+      followRedirect: false,
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+      decompress: false,
+    });
+    clients.set(policy, c);
   }
   return c;
 }
@@ -91,8 +82,8 @@ export async function send(o: Outgoing, timeoutMs: number, policy: TargetPolicy)
     durationMs: Math.round(performance.now() - t0),
   });
   // An IP literal is connected to without a lookup, so it is checked here as well.
-  const { problem, url } = checkUrl(o.url, policy);
-  if (problem !== null) return done({ ok: false, statusCode: null, error: `refused target: the URL ${problem}`, responseBody: null, targetPrivate: null });
+  const problem = urlProblem(o.url, policy);
+  if (problem) return done({ ok: false, statusCode: null, error: `refused target: the URL ${problem}`, responseBody: null, targetPrivate: null });
 
   return new Promise<AttemptResult>((resolve) => {
     let statusCode: number | null = null;
@@ -103,56 +94,36 @@ export async function send(o: Outgoing, timeoutMs: number, policy: TargetPolicy)
     const finish = (error: string | null) => {
       if (settled) return;
       settled = true;
-      clearTimeout(timer);
       const ok = error === null && statusCode !== null && statusCode >= 200 && statusCode < 300;
       const why = error ?? (ok ? null : `HTTP ${statusCode}${statusCode! >= 300 && statusCode! < 400 ? ' (redirects are not followed)' : ''}`);
       resolve(done({ ok, statusCode, error: why, responseBody: statusCode === null ? null : excerpt(chunks), targetPrivate }));
     };
-    const secure = url.protocol === 'https:';
-    const a = agents(policy);
-    let req: http.ClientRequest;
-    try {
-      req = (secure ? https : http).request(url, {
-        method: 'POST',
-        agent: secure ? a.https : a.http,
-        headers: {
-          ...o.headers,
-          'content-type': 'application/json',
-          'content-length': Buffer.byteLength(o.body),
-          'user-agent': USER_AGENT,
-          'service-event-id': o.eventId,
-          'service-delivery-id': o.deliveryId,
-          'service-signature': o.signature,
-        },
-      });
-    } catch (err) {
-      // A header value Node refuses: nothing was sent.
-      resolve(done({ ok: false, statusCode: null, error: describeError(err), responseBody: null, targetPrivate: null }));
-      return;
-    }
-    // The whole request, from here to the answer's end (got's `timeout.request`, same code and message).
-    const timer = setTimeout(() => {
-      finish(describeError(Object.assign(new Error(`Timeout awaiting 'request' for ${timeoutMs}ms`), { code: 'ETIMEDOUT' })));
-      req.destroy();
-    }, timeoutMs);
-    req.on('response', (res: http.IncomingMessage) => {
-      statusCode = res.statusCode ?? null;
-      // The address actually connected to (an unknown one counts as private: never shown by mistake).
-      const ip = res.socket?.remoteAddress;
-      targetPrivate = !(ip && isPublicAddress(ip));
-      res.on('data', (chunk: Buffer) => {
-        if (size < RESPONSE_EXCERPT_BYTES) chunks.push(chunk);
-        size += chunk.length;
-        if (size >= RESPONSE_EXCERPT_BYTES) {
-          finish(null);
-          res.destroy();
-        }
-      });
-      res.on('end', () => finish(null));
-      res.on('error', (err) => finish(describeError(err)));
-      res.on('close', () => finish(res.complete ? null : 'ECONNRESET: the connection closed before the answer ended'));
+    const stream = client(policy).stream.post(o.url, {
+      body: o.body,
+      headers: {
+        ...o.headers,
+        'content-type': 'application/json',
+        'user-agent': USER_AGENT,
+        'service-event-id': o.eventId,
+        'service-delivery-id': o.deliveryId,
+        'service-signature': o.signature,
+      },
+      timeout: { request: timeoutMs },
     });
-    req.on('error', (err) => finish(describeError(err)));
-    req.end(o.body);
+    stream.on('response', (res: { statusCode: number; ip?: string }) => {
+      statusCode = res.statusCode;
+      // The address actually connected to (an unknown one counts as private: never shown by mistake).
+      targetPrivate = !(res.ip && isPublicAddress(res.ip));
+    });
+    stream.on('data', (chunk: Buffer) => {
+      if (size < RESPONSE_EXCERPT_BYTES) chunks.push(chunk);
+      size += chunk.length;
+      if (size >= RESPONSE_EXCERPT_BYTES) {
+        finish(null);
+        stream.destroy();
+      }
+    });
+    stream.on('end', () => finish(null));
+    stream.on('error', (err) => finish(describeError(err)));
   });
 }
