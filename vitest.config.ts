@@ -1,6 +1,5 @@
 import { readdirSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
-import LongestFirst from './test/sequencer.ts';
 
 // Four projects, so that a developer runs what a change touches (docs/architecture.md, README "Tests"):
 // - `unit`: pure functions (`*.unit.test.ts`), no Postgres, Redis or browser: runs in seconds.
@@ -30,8 +29,6 @@ export default defineConfig({
   test: {
     pool: 'forks',
     maxWorkers: 2,
-    // Drills, browser, integration, unit, each project's longest files first (test/sequencer.ts).
-    sequence: { sequencer: LongestFirst },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // The JSON report lets .ci/run print a plain "N passed, N failed" closing line.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { spawn } from 'node:child_process';
-import { childEnv, freePort, root, runScript } from '../helpers/process.ts';
+import { freePort, root, runScript } from '../helpers/process.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
 
@@ -15,7 +15,7 @@ const portOf = (url: string) => new URL(url).port;
 async function listenUntil(env: NodeJS.ProcessEnv, line: RegExp): Promise<string[]> {
   const child = spawn(process.execPath, ['scripts/payments-service.ts', 'listen', '--forward-to', 'http://127.0.0.1:9/webhooks', '--interval', '100'], {
     cwd: root,
-    env: childEnv({ PATH: process.env.PATH, ...env }),
+    env: { PATH: process.env.PATH, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

@@ -8,7 +8,7 @@ import { withTx } from '../../src/db/tx.ts';
 import type { EventType } from '../../src/events/catalogue.ts';
 import type { ApiObject } from '../../src/events/presenter.ts';
 import { recordEvent } from '../../src/webhooks/outbox.ts';
-import { childEnv, freePort, root } from '../helpers/process.ts';
+import { freePort, root } from '../helpers/process.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
 import { type Received, type Receiver, startReceiver, verifyWithStripe } from '../helpers/receiver.ts';
@@ -55,7 +55,7 @@ afterEach(async () => {
 });
 
 function spawnCollected(args: string[], env: NodeJS.ProcessEnv): Cli {
-  const child = spawn(process.execPath, args, { cwd: root, env: childEnv({ PATH: process.env.PATH, ...env }), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, { cwd: root, env: { PATH: process.env.PATH, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   running.push(child);
   let stdout = '';
   let stderr = '';

@@ -31,12 +31,9 @@ export async function cloneTemplateDb(admin: postgres.Sql, name: string, templat
   }
 }
 
-/** A child process's environment: `env`, and Node's compile cache of the run (test/global-setup.ts). */
-export const childEnv = (env: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({ NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE, ...env });
-
 /** One of the service's scripts as a child process on the project's Node, its output collected. */
 export function runScript(script: string, args: string[], env: NodeJS.ProcessEnv) {
-  const child = spawn(process.execPath, [script, ...args], { cwd: root, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [script, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));

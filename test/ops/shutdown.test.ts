@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { childEnv, dbUrl, freePort, root, runScript, dropRedisPrefix } from '../helpers/process.ts';
+import { dbUrl, freePort, root, runScript, dropRedisPrefix } from '../helpers/process.ts';
 import { eventually } from '../helpers/wait.ts';
 
 const dbName = `t_stop_${randomBytes(4).toString('hex')}`;
@@ -55,7 +55,7 @@ function procfile(name: string): string {
 /** A command of the project as a child process, its output collected. */
 function start(command: string[], env: NodeJS.ProcessEnv) {
   const [file, ...args] = command;
-  const child = spawn(file === 'node' ? process.execPath : file!, args, { cwd: root, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(file === 'node' ? process.execPath : file!, args, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   let stdout = '';
   let stderr = '';

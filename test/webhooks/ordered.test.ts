@@ -87,7 +87,9 @@ describe('ordered endpoints', () => {
 
       // Its first delivery uses its last attempt and fails for good: the second goes, and succeeds.
       await t.sql`update webhook_deliveries set attempt_count = 6 where endpoint_id = ${ep.id} and event_id = ${p0!} and status = 'PENDING'`;
-      // Its next attempt comes at the backoff it had already (300 ms doubling: seconds on a loaded run).
+      // Its next attempt now, not at the backoff it had already (300 ms doubling: on a loaded run
+      // it had made more attempts by here, and the next was tens of seconds away).
+      await t.s.queues.get('webhook-delivery').promoteJobs();
       await eventually(async () => (await statuses(ep.id)).find((d) => d.event_id === p0)?.status === 'FAILED', 30_000);
       healthy = true;
       await eventually(async () => (await statuses(ep.id)).every((d) => d.event_id === p0 || d.status === 'SUCCEEDED'), 10_000);
