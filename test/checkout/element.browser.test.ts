@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DESKTOP, launchBrowser, PHONE, screenshot, withPage } from '../helpers/browser.ts';
+import { DESKTOP, launchBrowser, PHONE, screenshot, startMerchantSite, withPage } from '../helpers/browser.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { startStripeStandIn, stripeEnv, type StripeStandIn } from '../helpers/stripe/api.ts';
 import { eventually } from '../helpers/wait.ts';
@@ -56,15 +56,14 @@ async function recordingProxy() {
 
 let api: StripeStandIn;
 let proxy: Awaited<ReturnType<typeof recordingProxy>>;
-let merchant: http.Server;
+let merchant: Awaited<ReturnType<typeof startMerchantSite>>;
 let merchantUrl: string;
 let browser: Browser;
 beforeAll(async () => {
   api = await startStripeStandIn();
   proxy = await recordingProxy();
-  merchant = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(`<h1>Merchant ${req.url}</h1>`));
-  await new Promise<void>((r) => merchant.listen(0, '127.0.0.1', r));
-  merchantUrl = `http://127.0.0.1:${(merchant.address() as AddressInfo).port}`;
+  merchant = await startMerchantSite();
+  merchantUrl = merchant.url;
   browser = await launchBrowser();
 });
 afterAll(async () => {

@@ -1,10 +1,8 @@
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BLOCKED_MESSAGE } from '../../src/checkout/pay.ts';
 import { sweepReviews } from '../../src/checkout/review.ts';
-import { DESKTOP, launchBrowser, PHONE, screenshot, withPage } from '../helpers/browser.ts';
+import { DESKTOP, launchBrowser, PHONE, screenshot, startMerchantSite, withPage } from '../helpers/browser.ts';
 import { DIGITS } from '../helpers/cards.ts';
 import { signedIn, type DashClient } from '../helpers/dash-client.ts';
 import { eventsFor } from '../helpers/events.ts';
@@ -22,14 +20,13 @@ import { eventually } from '../helpers/wait.ts';
  */
 
 let api: StripeStandIn;
-let merchant: http.Server;
+let merchant: Awaited<ReturnType<typeof startMerchantSite>>;
 let merchantUrl: string;
 let browser: Browser;
 beforeAll(async () => {
   api = await startStripeStandIn();
-  merchant = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(`<h1>Merchant ${req.url}</h1>`));
-  await new Promise<void>((r) => merchant.listen(0, '127.0.0.1', r));
-  merchantUrl = `http://127.0.0.1:${(merchant.address() as AddressInfo).port}`;
+  merchant = await startMerchantSite();
+  merchantUrl = merchant.url;
   browser = await launchBrowser();
 });
 afterAll(async () => {
