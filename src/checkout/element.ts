@@ -152,19 +152,20 @@ export function elementPages(c: ElementContext) {
       if (processor.collectsCard !== 'element' || !row.payment_intent_id) return res.status(409).json({ redirect: c.here(row) });
       if (!(await c.csrf.verify(req, row.id))) return res.status(403).json({ error: 'This page has expired. Reload it and try again.' });
       // Counted like the card form's posts, before any check, so that every press counts.
-      const throttled = await c.limits.payAttempt(clientAddress(req), row.id);
+      const payer = { ip: clientAddress(req) };
+      const throttled = await c.limits.payAttempt(payer.ip, row.id);
       if (throttled) {
         req.log.warn({ session: row.id, retryAfter: throttled.retryAfterSeconds }, 'payment attempt throttled');
         return res.status(429).json({ error: `Too many payment attempts. ${throttledAnswer(res, throttled)}` });
       }
-      const email = str((req.body as Record<string, unknown> | undefined)?.email).trim();
+      const body = (req.body ?? {}) as Record<string, unknown>;
+      const email = str(body.email).trim();
       const badEmail = emailProblem(email);
       if (badEmail) return res.status(400).json({ field: 'email', error: badEmail });
-      const payer = { ip: clientAddress(req) };
       // The page's confirmation token (Stripe.js createConfirmationToken): the server reads the card
       // from it, runs the rules and confirms (payWithToken). Without one, a page opened before
       // server-side confirmation: the attempt is recorded and the browser confirms.
-      const token = str((req.body as Record<string, unknown> | undefined)?.confirmation_token).trim();
+      const token = str(body.confirmation_token).trim();
       if (!token) return prepared(res, await startElementAttempt(s, processor, row, email, req.log, payer), row);
       if (!TOKEN_SHAPE.test(token)) return res.status(400).json({ error: TOKEN_EXPIRED });
       prepared(res, await payWithToken(s, processor, row, { email, token, returnUrl: returnUrlOf(row) }, req.log, payer), row);

@@ -3,7 +3,7 @@ import { ApiError } from '../lib/errors.ts';
 import type { Owner } from '../lib/owner.ts';
 import { addDays, dayOf, MAX_PERIODS, nextPeriod, periodCount, periodStart, rollUp, type CurrencyReport, type Interval } from './buckets.ts';
 import type { ReportQuery } from './schema.ts';
-import { dailyRows, topDeclines, type DeclineRow } from './store.ts';
+import { periodRows, topDeclines, type DeclineRow } from './store.ts';
 
 /** How many decline reasons a report lists per currency. */
 export const TOP_DECLINES = 5;
@@ -46,7 +46,7 @@ export function reportRange(q: ReportQuery, today: string = dayOf(Date.now())): 
  */
 export async function buildReport(sql: Sql, o: Owner, range: ReportRange): Promise<Report> {
   const [rows, declines] = await Promise.all([
-    dailyRows(sql, o, range.from, range.to, range.currency, range.interval),
+    periodRows(sql, o, range.from, range.to, range.currency, range.interval),
     topDeclines(sql, o, range.from, range.to, range.currency, TOP_DECLINES),
   ]);
   const currencies = rollUp(rows, range.from, range.to, range.interval, range.currency ? [range.currency] : []);

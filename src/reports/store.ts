@@ -113,7 +113,7 @@ export async function countDisputeClosed(sql: TxSql, d: DisputeFigures): Promise
  * than 1,100 daily ones (the reports page's SQL; docs/decisions.md, "Issue 27: search and reports at
  * a million"). Postgres's week starts on Monday, as buckets.ts's does.
  */
-export async function dailyRows(sql: Sql, o: Owner, from: string, to: string, currency: string | undefined, interval: Interval = 'day'): Promise<DayRow[]> {
+export async function periodRows(sql: Sql, o: Owner, from: string, to: string, currency: string | undefined, interval: Interval = 'day'): Promise<DayRow[]> {
   const start = interval === 'day' ? sql`day` : sql`greatest(date_trunc(${interval}, day::timestamp)::date, ${from}::date)`;
   return sql<DayRow[]>`
     select currency, to_char(${start}, 'YYYY-MM-DD') as day,
