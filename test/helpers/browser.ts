@@ -5,8 +5,14 @@ import { mkdir } from 'node:fs/promises';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { inject } from 'vitest';
 
-/** Debian's Chromium (`apt-get install chromium`); CHROMIUM_PATH points elsewhere. */
-export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/**
+ * Debian's Chromium headless shell (`apt-get install chromium-headless-shell`) where it is installed,
+ * else its Chromium (`apt-get install chromium`); CHROMIUM_PATH points elsewhere. The headless shell
+ * is Chromium without the browser's own UI process work: the same pages, tests and screenshots took
+ * two thirds of the time (six browser files, 49 to 51 s against 75 to 77 s, alternating runs).
+ */
+export const CHROMIUM_PATH =
+  process.env.CHROMIUM_PATH ?? ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].find((p) => existsSync(p)) ?? '/usr/bin/chromium';
 
 export const ARTIFACTS_DIR = new URL('../artifacts/', import.meta.url).pathname;
 
