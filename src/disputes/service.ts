@@ -151,9 +151,16 @@ function assertOpen(row: DisputeRow, param: string): void {
   }
 }
 
-/** Transaction 1 of an action: the intent is committed (pending_action) before the processor is called. */
-async function markPending(tx: Tx, row: DisputeRow, action: store.PendingAction): Promise<DisputeRow> {
-  return store.updateDispute(tx.sql, row.id, { pending_action: action, action_since: new Date() });
+/**
+ * Transaction 1 of an action: the intent is committed (pending_action) before the processor is
+ * called; `evidence`, when the same request changed it, goes in the same update. One update of the
+ * row per transaction: a second update of a row version this transaction wrote makes Postgres check
+ * the foreign key again (`for key share` on the payment), and the dispute sync, which holds the
+ * payment's row lock while it inserts a dispute it may already have, then waits for this
+ * transaction: a deadlock (seen in a full test run, test/dashboard/payments.test.ts).
+ */
+async function markPending(tx: Tx, row: DisputeRow, action: store.PendingAction, evidence?: Evidence): Promise<DisputeRow> {
+  return store.updateDispute(tx.sql, row.id, { ...(evidence ? { evidence } : {}), pending_action: action, action_since: new Date() });
 }
 
 const callProcessor = (s: Services, row: DisputeRow): Promise<ProcessorDispute> =>
@@ -214,18 +221,17 @@ export async function updateDispute(s: Services, o: Owner, id: string, input: Up
     assertOpen(current, input.evidence !== undefined ? 'evidence' : 'submit');
     // Submitting calls the processor: without live keys, refused before anything is recorded (issue 21).
     if (input.submit) assertChargesEnabled(s, o.livemode, 'no evidence can be submitted');
-    let next = current;
-    if (input.evidence !== undefined) {
-      const evidence = mergeEvidence(current.evidence, input.evidence);
-      if (JSON.stringify(evidence) !== JSON.stringify(current.evidence)) next = await store.updateDispute(tx.sql, id, { evidence });
-    }
-    if (next !== current || input.submit) {
+    const merged = input.evidence === undefined ? undefined : mergeEvidence(current.evidence, input.evidence);
+    const evidence = merged && JSON.stringify(merged) !== JSON.stringify(current.evidence) ? merged : undefined;
+    if (evidence || input.submit) {
       // Which evidence fields changed, never their text (it may hold a customer's details).
       const fields = input.evidence ? Object.keys(input.evidence) : [];
       await recordAudit(tx.sql, { accountId: o.accountId, livemode: o.livemode, actor, action: input.submit ? 'dispute.evidence_submitted' : 'dispute.evidence_updated', object: { type: 'dispute', id }, data: { fields } });
     }
-    if (input.submit) return markPending(tx, next, 'submit');
-    if (next !== current) await recordEvent(tx, s, o.accountId, 'dispute.updated', presentDispute(next));
+    if (input.submit) return markPending(tx, current, 'submit', evidence);
+    if (!evidence) return current;
+    const next = await store.updateDispute(tx.sql, id, { evidence });
+    await recordEvent(tx, s, o.accountId, 'dispute.updated', presentDispute(next));
     return next;
   });
   return row.pending_action === 'submit' && input.submit ? callAndRecord(s, row, log) : row;
