@@ -11,6 +11,8 @@ declare module 'vitest' {
     databaseUrl: string;
     redisUrl: string;
     templateDb: string;
+    /** The first characters of every per-file database name of this run (test/helpers/server.ts). */
+    testDbPrefix: string;
   }
 }
 
@@ -91,8 +93,21 @@ export default async function setup(project: TestProject) {
   project.provide('databaseUrl', databaseUrl);
   project.provide('redisUrl', redisUrl);
   project.provide('templateDb', templateDb);
+  const testDbPrefix = `t${process.pid}_`;
+  project.provide('testDbPrefix', testDbPrefix);
 
   return async () => {
+    // The per-file databases are dropped in the background as each file ends (server.ts): what a
+    // worker that exited first left behind goes here. Only this run's: other runs may be going.
+    // A worker's last close may still be cloning a spare for a next file that never came.
+    for (let i = 0; i < 100; i++) {
+      const [busy] = await sql<{ n: number }[]>`
+        select count(*)::int as n from pg_stat_activity where query ilike ${`create database "${testDbPrefix}%`} and state = 'active'`;
+      if (!busy!.n) break;
+      await new Promise((r) => setTimeout(r, 100)); // bounded: 10 s
+    }
+    const left = await sql<{ datname: string }[]>`select datname from pg_database where starts_with(datname, ${testDbPrefix})`;
+    for (const { datname } of left) await sql`drop database if exists ${sql(datname)} with (force)`;
     await sql`drop database if exists ${sql(templateDb)} with (force)`;
     await sql.end();
     await stop();

@@ -31,6 +31,20 @@ export async function cloneTemplateDb(admin: postgres.Sql, name: string, templat
   }
 }
 
+/**
+ * Drops a file's database without making the file wait for it, then ends `admin`. A drop took about
+ * 0.65 s a file (Postgres waits for the closed pool's backends to exit, in steps of 100 ms), a
+ * tenth of the suite's file time in all. What a worker leaves when it exits first, the global
+ * setup's teardown drops (test/global-setup.ts). `before`: what `admin` must finish first (one
+ * connection, one statement at a time).
+ */
+export function dropInBackground(admin: postgres.Sql, name: string, before?: Promise<unknown>): void {
+  void Promise.resolve(before)
+    .then(() => admin`drop database if exists ${admin(name)} with (force)`)
+    .catch(() => {})
+    .finally(() => admin.end());
+}
+
 /** One of the service's scripts as a child process on the project's Node, its output collected. */
 export function runScript(script: string, args: string[], env: NodeJS.ProcessEnv) {
   const child = spawn(process.execPath, [script, ...args], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe'] });
