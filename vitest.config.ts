@@ -28,7 +28,7 @@ const SHARED = { isolate: false };
 export default defineConfig({
   test: {
     pool: 'forks',
-    maxWorkers: 2,
+    maxWorkers: Number(process.env.TEST_WORKERS ?? 4),
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // The JSON report lets .ci/run print a plain "N passed, N failed" closing line.
