@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import type { Redis } from 'ioredis';
 import type postgres from 'postgres';
 import { inject } from 'vitest';
 
@@ -58,13 +59,26 @@ export function runScript(script: string, args: string[], env: NodeJS.ProcessEnv
   return { child, done, out: () => stdout };
 }
 
+/**
+ * Deletes the keys matching `pattern` with SCAN, in steps: KEYS holds Redis for a walk of every key
+ * it has, and with several files closing at once beside a large keyspace, other files' commands
+ * timed out behind it (a full run at four workers).
+ */
+export async function deleteKeys(redis: Redis, pattern: string): Promise<void> {
+  let cursor = '0';
+  do {
+    const [next, keys] = await redis.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    cursor = next;
+    if (keys.length) await redis.del(...keys);
+  } while (cursor !== '0');
+}
+
 /** Deletes every key a child process left under `prefix` (its REDIS_PREFIX) in the tests' Redis. */
 export async function dropRedisPrefix(prefix: string): Promise<void> {
   const { Redis } = await import('ioredis');
   const redis = new Redis(inject('redisUrl'));
   try {
-    const keys = await redis.keys(`${prefix}:*`);
-    if (keys.length) await redis.del(...keys);
+    await deleteKeys(redis, `${prefix}:*`);
   } finally {
     await redis.quit();
   }

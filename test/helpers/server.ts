@@ -2,6 +2,7 @@ import http, { type RequestListener } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
+import type { Redis } from 'ioredis';
 import pino from 'pino';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { createApp } from '../../src/app.ts';
@@ -11,7 +12,7 @@ import { closeServices, createServices } from '../../src/compose.ts';
 import type { Services } from '../../src/services.ts';
 import { startWorkers, WORKERS, type RunningWorkers } from '../../workers/index.ts';
 import type { WorkerDefinition } from '../../workers/types.ts';
-import { cloneTemplateDb, dropInBackground } from './process.ts';
+import { cloneTemplateDb, deleteKeys, dropInBackground } from './process.ts';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -155,10 +156,7 @@ export async function startTestServer(opts: TestServerOptions = {}): Promise<Tes
       server.closeAllConnections();
       await new Promise((r) => server.close(r));
       // A Redis Cluster is one the test started for itself, and goes with it.
-      if (!s.config.redisCluster) {
-        const keys = await s.redis.keys(`${name}:*`);
-        if (keys.length) await s.redis.del(...keys);
-      }
+      if (!s.config.redisCluster) await deleteKeys(s.redis as Redis, `${name}:*`);
       await closeServices(s);
       // The next file of this worker (its modules stay loaded) finds its database cloned already.
       spare ??= cloneNamed(adminSql).catch(() => undefined);

@@ -88,9 +88,12 @@ describe('ordered endpoints', () => {
       // Its first delivery uses its last attempt and fails for good: the second goes, and succeeds.
       await t.sql`update webhook_deliveries set attempt_count = 6 where endpoint_id = ${ep.id} and event_id = ${p0!} and status = 'PENDING'`;
       // Its next attempt now, not at the backoff it had already (300 ms doubling: on a loaded run
-      // it had made more attempts by here, and the next was tens of seconds away).
-      await t.s.queues.get('webhook-delivery').promoteJobs();
-      await eventually(async () => (await statuses(ep.id)).find((d) => d.event_id === p0)?.status === 'FAILED', 30_000);
+      // it had made more attempts by here, and the next was tens of seconds away). Promoted at each
+      // look: an attempt in flight at the first promotion schedules its retry after it.
+      await eventually(async () => {
+        await t.s.queues.get('webhook-delivery').promoteJobs();
+        return (await statuses(ep.id)).find((d) => d.event_id === p0)?.status === 'FAILED';
+      }, 30_000);
       healthy = true;
       await eventually(async () => (await statuses(ep.id)).every((d) => d.event_id === p0 || d.status === 'SUCCEEDED'), 10_000);
       const after = rx.received.filter((r) => objectOf(r) === poisoned).map(eventOf);
