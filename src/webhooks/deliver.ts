@@ -1,5 +1,5 @@
 import { DelayedError, UnrecoverableError, type Job } from 'bullmq';
-import { presentEvent } from '../events/presenter.ts';
+import { presentEventJson } from '../events/presenter.ts';
 import { QUEUE_NAMES } from '../queue/queues.ts';
 import { nowUnix } from '../lib/time.ts';
 import type { Services } from '../services.ts';
@@ -34,13 +34,24 @@ interface Batchers {
 }
 const batchersByPool = new WeakMap<Sql, Batchers>();
 
+/**
+ * How many loads, and how many records, of a process run at once (Batcher): the deliveries that
+ * finish meanwhile wait for one to end and go together. One record at a time: the records of one
+ * endpoint's batches serialise on its hourly row anyway (stats.ts), so a second would mostly wait.
+ */
+const LOADS_IN_FLIGHT = 2;
+const RECORDS_IN_FLIGHT = 1;
+
 /** The deliveries running at the same moment share their reads and writes (one statement, or one transaction, each). */
 function batchers(s: Services): Batchers {
   const sql = s.sql;
   let b = batchersByPool.get(sql);
   if (!b) {
     const h = healthSettings(s.config);
-    b = { load: new Batcher((ids) => loadAttemptContexts(sql, ids)), record: new Batcher((records) => recordOutcomes(sql, records, h)) };
+    b = {
+      load: new Batcher((ids) => loadAttemptContexts(sql, ids), 100, LOADS_IN_FLIGHT),
+      record: new Batcher((records) => recordOutcomes(sql, records, h), 100, RECORDS_IN_FLIGHT),
+    };
     batchersByPool.set(sql, b);
   }
   return b;
@@ -127,9 +138,8 @@ async function wake(s: Services, d: { endpoint_id: string; object_id: string }):
 
 async function attempt(s: Services, job: Job<DeliverJobData>, d: AttemptContext): Promise<string> {
   const n = d.attempt_count + 1;
-  const body = JSON.stringify(
-    presentEvent({ id: d.event_id, livemode: d.livemode, type: d.type, api_version: d.api_version, data: d.data, created_at: d.event_created_at }),
-  );
+  // The stored text of the event's data, not parsed and serialised again: the same bytes (presentEventJson).
+  const body = presentEventJson({ id: d.event_id, livemode: d.livemode, type: d.type, api_version: d.api_version, created_at: d.event_created_at }, d.data_json);
   const signature = signatureHeader(signingSecrets({ ...d, secret: d.secret! }), body, nowUnix());
   const result = await send(
     { url: d.url!, eventId: d.event_id, deliveryId: d.id, body, signature, headers: d.headers ?? {} },

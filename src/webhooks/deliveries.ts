@@ -106,7 +106,8 @@ export interface AttemptContext {
   livemode: boolean;
   type: EventRow['type'];
   api_version: string;
-  data: EventRow['data'];
+  /** The event's data as stored: the text of the json column (presentEventJson splices it into the body). */
+  data_json: string;
   event_created_at: Date;
 }
 
@@ -129,8 +130,8 @@ export async function loadAttemptContexts(sql: Sql, ids: readonly string[]): Pro
     where d.id = any(${ids as string[]}::text[]) and ${withinIds(sql, 'd.id', ids)}`;
   const eventIds = [...new Set(deliveries.map((d) => d.event_id))];
   const events = eventIds.length
-    ? await sql<Array<Pick<AttemptContext, 'event_id' | 'livemode' | 'type' | 'api_version' | 'data' | 'event_created_at'>>>`
-        select id as event_id, livemode, type, api_version, data, created_at as event_created_at
+    ? await sql<Array<Pick<AttemptContext, 'event_id' | 'livemode' | 'type' | 'api_version' | 'data_json' | 'event_created_at'>>>`
+        select id as event_id, livemode, type, api_version, data::text as data_json, created_at as event_created_at
         from events where id = any(${eventIds}::text[]) and ${withinIds(sql, 'id', eventIds)}`
     : [];
   const eventById = new Map(events.map((e) => [e.event_id, e]));

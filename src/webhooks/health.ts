@@ -13,6 +13,7 @@ import { deliveryJobs } from './jobs.ts';
 import { recordEvent } from './outbox.ts';
 import { presentEndpoint } from './presenter.ts';
 import { addToHourly } from './stats.ts';
+import { allSucceeded, recordSuccesses } from './successes.ts';
 import type { EndpointRow } from './store.ts';
 
 /**
@@ -63,9 +64,15 @@ export interface Outcome {
  * Records a batch of attempts (deliveries.ts recordAttempts) and the health of their endpoints in
  * one transaction. Only the attempts actually recorded count (a duplicate run counts nothing).
  * Healthy endpoints whose attempts succeeded are not written at all; the rows written are locked
- * in id order, so two batches never deadlock on two endpoints.
+ * in id order, so two batches never deadlock on two endpoints. A batch of successes whose endpoints
+ * are all healthy is recorded by one statement instead (successes.ts: same rows, no lock on them).
  */
 export async function recordOutcomes(sql: Sql, records: readonly AttemptRecord[], h: HealthSettings): Promise<Outcome[]> {
+  // The usual batch, all successes to healthy endpoints: one statement (successes.ts).
+  if (allSucceeded(records)) {
+    const statuses = await recordSuccesses(sql, records);
+    if (statuses) return statuses.map((status) => ({ status, action: null }));
+  }
   return sql.begin(async (tx) => {
     const statuses = await recordAttempts(tx, records);
     const recorded = records.filter((_, i) => statuses[i] !== null);

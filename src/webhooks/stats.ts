@@ -9,10 +9,10 @@ import type { AttemptRecord } from './deliveries.ts';
 
 /** Upper bounds (ms) of the duration buckets; the last bucket is everything above the last bound. */
 export const STATS_BUCKETS_MS = [25, 50, 100, 250, 500, 1000, 2500, 5000, 10_000] as const;
-const HOUR_MS = 3600_000;
+export const HOUR_MS = 3600_000;
 export const RING_HOURS = 720;
 
-const bucketOf = (ms: number): number => {
+export const bucketOf = (ms: number): number => {
   const i = STATS_BUCKETS_MS.findIndex((b) => ms <= b);
   return i === -1 ? STATS_BUCKETS_MS.length : i;
 };
