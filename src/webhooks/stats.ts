@@ -17,6 +17,20 @@ export const bucketOf = (ms: number): number => {
   return i === -1 ? STATS_BUCKETS_MS.length : i;
 };
 
+/**
+ * The conflict clause of an insert into webhook_endpoint_hourly (alias `h`): counts of the same hour
+ * add up, a newer hour replaces the older one in its slot of the ring, an older one changes nothing.
+ */
+export const mergeHourly = (sql: Db) =>
+  sql.unsafe(`on conflict (endpoint_id, slot) do update set
+      attempts = case when h.hour = excluded.hour then h.attempts + excluded.attempts else excluded.attempts end,
+      succeeded = case when h.hour = excluded.hour then h.succeeded + excluded.succeeded else excluded.succeeded end,
+      latency_buckets = case when h.hour = excluded.hour
+        then array(select a + b from unnest(h.latency_buckets, excluded.latency_buckets) with ordinality as u (a, b, i) order by i)
+        else excluded.latency_buckets end,
+      hour = excluded.hour
+    where h.hour <= excluded.hour`);
+
 /** Adds a batch's recorded attempts to their endpoints' hours: one statement, rows in key order (no deadlock). */
 export async function addToHourly(tx: TxSql, recorded: readonly AttemptRecord[]): Promise<void> {
   const rows = new Map<string, { endpointId: string; hour: number; attempts: number; succeeded: number; buckets: number[] }>();
@@ -41,14 +55,7 @@ export async function addToHourly(tx: TxSql, recorded: readonly AttemptRecord[])
                 ${list.map((r) => r.attempts)}::int[], ${list.map((r) => r.succeeded)}::int[], ${list.map((r) => r.buckets.join(','))}::text[])
       as x (endpoint_id, slot, hour, attempts, succeeded, buckets)
     order by x.endpoint_id, x.slot
-    on conflict (endpoint_id, slot) do update set
-      attempts = case when h.hour = excluded.hour then h.attempts + excluded.attempts else excluded.attempts end,
-      succeeded = case when h.hour = excluded.hour then h.succeeded + excluded.succeeded else excluded.succeeded end,
-      latency_buckets = case when h.hour = excluded.hour
-        then array(select a + b from unnest(h.latency_buckets, excluded.latency_buckets) with ordinality as u (a, b, i) order by i)
-        else excluded.latency_buckets end,
-      hour = excluded.hour
-    where h.hour <= excluded.hour`;
+    ${mergeHourly(tx)}`;
 }
 
 export interface HourRow {

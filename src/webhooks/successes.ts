@@ -1,7 +1,7 @@
 import { withinIds } from '../db/partitions.ts';
 import type { Sql } from '../db/sql.ts';
 import type { AttemptRecord, DeliveryStatus } from './deliveries.ts';
-import { bucketOf, HOUR_MS, RING_HOURS, STATS_BUCKETS_MS } from './stats.ts';
+import { bucketOf, HOUR_MS, mergeHourly, RING_HOURS, STATS_BUCKETS_MS } from './stats.ts';
 
 /**
  * A batch whose attempts all succeeded, recorded in one statement (issue 28.5): the attempt rows,
@@ -58,14 +58,7 @@ export async function recordSuccesses(sql: Sql, records: readonly AttemptRecord[
       from input i join updated u on u.id = i.id
       group by i.endpoint_id, i.slot, i.hour
       order by i.endpoint_id, i.slot
-      on conflict (endpoint_id, slot) do update set
-        attempts = case when h.hour = excluded.hour then h.attempts + excluded.attempts else excluded.attempts end,
-        succeeded = case when h.hour = excluded.hour then h.succeeded + excluded.succeeded else excluded.succeeded end,
-        latency_buckets = case when h.hour = excluded.hour
-          then array(select a + b from unnest(h.latency_buckets, excluded.latency_buckets) with ordinality as u (a, b, i) order by i)
-          else excluded.latency_buckets end,
-        hour = excluded.hour
-      where h.hour <= excluded.hour
+      ${mergeHourly(sql)}
     )
     select (select yes from healthy) as healthy, array(select id from updated) as ids`;
   if (!row!.healthy) return null;
