@@ -69,7 +69,8 @@ export function startExpirySweeper(s: Services, log: Logger = s.log.child({ swee
     while (!stopped && helpers.size < SWEEP_PARALLEL - 1) {
       const drain: Promise<void> = (async () => {
         try {
-          while (!stopped && (await expireDueBatch(s, log, null, SWEEP_BATCH)).length > 0);
+          // On while its batches are a burst's; a smaller one means the backlog is gone (the loop goes on).
+          while (!stopped && (await expireDueBatch(s, log, null, SWEEP_BATCH)).length >= SWEEP_HELP_AT);
         } catch (err) {
           // The loop's own next batch meets the same fault and reports it; a helper just stops.
           log.debug({ err }, 'session expiry helper drain failed');
