@@ -252,7 +252,7 @@ ${table(
   ]),
 )}
 
-Reproduce: \`BENCH_EXPIRY_AB_DIR=${baseDir} BENCH_EXPIRY_AB_ROUNDS=${rounds} BENCH_EXPIRY_SESSIONS=${n} npm run bench -- checkout\`.`,
+Reproduce: \`${WINDOW_S !== 10 ? `BENCH_EXPIRY_WINDOW_S=${WINDOW_S} ` : ''}BENCH_EXPIRY_AB_DIR=${baseDir} BENCH_EXPIRY_AB_ROUNDS=${rounds} BENCH_EXPIRY_SESSIONS=${n} npm run bench -- checkout\`.`,
   );
 }
 
