@@ -3,6 +3,10 @@
 // 2. expiry at scale: BENCH_EXPIRY_SESSIONS (default 100,000) sessions whose expires_at fall within
 //    the same 10 seconds: how late the last one turns EXPIRED, and Redis memory per pending session.
 // `npm run bench -- checkout`; small run: `BENCH_SECONDS=5 BENCH_EXPIRY_SESSIONS=5000 npm run bench -- checkout`.
+// A/B of the expiry alone (issue 28.4, second round): BENCH_EXPIRY_AB_DIR=<a checkout of another
+// version, with node_modules> runs only the burst, BENCH_EXPIRY_AB_ROUNDS times (default 2) for
+// each version, alternating, each on a fresh database, and writes the section `checkout-expiry-ab`.
+import os from 'node:os';
 import { Redis } from 'ioredis';
 import { SWEEP_BATCH, SWEEP_PARALLEL } from '../src/checkout/jobs.ts';
 import { BEFORE_0042 } from './expiry.ts';
@@ -17,6 +21,7 @@ import {
   freshDatabase,
   insertReference,
   load,
+  processCpuSeconds,
   say,
   serviceEnvNote,
   startService,
@@ -86,6 +91,19 @@ interface ExpiryResult {
   expiryKeys: number;
   usedMemoryDelta: number;
   expiredByReconciler: number;
+  /** `checkout.session.expired` events of the account (one per expired session expected). */
+  events: number;
+  /** Sessions / (last expired_at - window start): the drain rate over the whole burst. */
+  drainRate: number;
+  /** CPU µs per session from the window's start to the last expiry: the service process, the database's backends. */
+  svcCpuUs: number;
+  pgCpuUs: number;
+}
+
+/** CPU seconds of each backend of the database now (the bench's own count polling included). */
+async function backendCpu(db: BenchDb): Promise<Map<number, number>> {
+  const rows = await db.sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = ${db.name}`;
+  return new Map(rows.map((r) => [r.pid, processCpuSeconds(r.pid)] as const).filter(([, c]) => Number.isFinite(c)));
 }
 
 /**
@@ -93,9 +111,9 @@ interface ExpiryResult {
  * has no job: its expires_at is the schedule); the service, running as it does in production,
  * then has to expire them all.
  */
-async function expiryAtScale(db: BenchDb, n: number): Promise<ExpiryResult> {
+async function expiryAtScale(db: BenchDb, n: number, cwd?: string): Promise<ExpiryResult> {
   const { accountId } = await createAccountKey(db.sql, 'test');
-  const svc = await startService({ suite: 'checkout', databaseUrl: db.url });
+  const svc = await startService({ suite: 'checkout', databaseUrl: db.url, ...(cwd ? { cwd } : {}) });
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   try {
     const leadS = 10 + Math.ceil(n * 0.0001); // time to write the rows before the window opens
@@ -128,6 +146,9 @@ async function expiryAtScale(db: BenchDb, n: number): Promise<ExpiryResult> {
       expiryKeys += keys.length;
     } while (cursor !== '0');
 
+    await sleep(Math.max(0, windowStart * 1000 - Date.now()));
+    const svcCpu0 = svc.cpuSeconds();
+    const pgCpu0 = await backendCpu(db);
     const windowEnd = (windowStart + WINDOW_S) * 1000;
     const giveUp = windowEnd + 300_000;
     let expired = 0;
@@ -139,6 +160,9 @@ async function expiryAtScale(db: BenchDb, n: number): Promise<ExpiryResult> {
       await sleep(250);
     }
     const drainSeconds = (Date.now() - windowStart * 1000) / 1000;
+    const svcCpu = svc.cpuSeconds() - svcCpu0;
+    let pgCpu = 0;
+    for (const [pid, c] of await backendCpu(db)) pgCpu += c - (pgCpu0.get(pid) ?? 0);
     const [lat] = await db.sql<{ last: number; p50: number; p99: number }[]>`
       select max(extract(epoch from expired_at - expires_at))::float8 as last,
              percentile_cont(0.5) within group (order by extract(epoch from expired_at - expires_at))::float8 as p50,
@@ -160,6 +184,10 @@ async function expiryAtScale(db: BenchDb, n: number): Promise<ExpiryResult> {
       expiryKeys,
       usedMemoryDelta,
       expiredByReconciler: reconciled,
+      events: events!.n,
+      drainRate: n / (WINDOW_S + (lat!.last ?? Number.NaN)),
+      svcCpuUs: (svcCpu * 1e6) / n,
+      pgCpuUs: (pgCpu * 1e6) / n,
     };
   } finally {
     redis.disconnect();
@@ -183,9 +211,55 @@ async function reconcilerCount(logFile: string): Promise<number> {
   return total;
 }
 
+/** The burst alone, this checkout and BENCH_EXPIRY_AB_DIR's alternating, each on a fresh database. */
+async function expiryAB(n: number, baseDir: string): Promise<void> {
+  const rounds = Number(process.env.BENCH_EXPIRY_AB_ROUNDS ?? 2);
+  const runs: Array<{ who: 'this' | 'base'; e: ExpiryResult; load: number }> = [];
+  let env = '';
+  for (let r = 0; r < rounds; r++) {
+    for (const who of r % 2 ? (['base', 'this'] as const) : (['this', 'base'] as const)) {
+      const db = await freshDatabase('checkout_ab');
+      try {
+        env ||= await environmentNote(db.sql);
+        const e = await expiryAtScale(db, n, who === 'base' ? baseDir : undefined);
+        runs.push({ who, e, load: os.loadavg()[0]! });
+        say(`checkout A/B: round ${r + 1}, ${who}: last ${e.lastLatenessS.toFixed(2)} s late, p50 ${e.p50LatenessS.toFixed(2)} s, ${fmtNum(e.drainRate)}/s, CPU ${fmtNum(e.svcCpuUs)} + ${fmtNum(e.pgCpuUs)} µs a session (load ${os.loadavg()[0]!.toFixed(1)})`);
+      } finally {
+        await db.close();
+        await dropBenchDatabase(db.name);
+      }
+    }
+  }
+  await writeSection(
+    'checkout-expiry-ab',
+    `## Checkout expiry, A/B in one run
+
+${env}. ${fmtNum(n)} bare sessions due evenly over ${WINDOW_S} s, expired by the service (\`node src/main.ts\`)
+of this checkout ("this") and of \`${baseDir}\` ("base"), alternating, each on a fresh database. Drain
+rate: sessions / (${WINDOW_S} s + lateness of the last). CPU from the window's start to the last expiry:
+the service process, and the database's Postgres backends (the bench's count every 250 ms included).
+
+${table(
+  ['Round', 'Version', 'Last / p50 / p99 late', 'Drain rate', 'CPU µs a session, service + Postgres', 'Expired, events', 'Load (1 min) after'],
+  runs.map((x, i) => [
+    String(Math.floor(i / 2) + 1),
+    x.who,
+    `${x.e.lastLatenessS.toFixed(2)} s / ${x.e.p50LatenessS.toFixed(2)} s / ${x.e.p99LatenessS.toFixed(2)} s`,
+    `${fmtNum(x.e.drainRate)}/s`,
+    `${fmtNum(x.e.svcCpuUs)} + ${fmtNum(x.e.pgCpuUs)}`,
+    `${fmtNum(x.e.expired)} of ${fmtNum(x.e.sessions)}, ${fmtNum(x.e.events)}${x.e.expiredByReconciler ? `, ${fmtNum(x.e.expiredByReconciler)} by the reconciler` : ''}`,
+    x.load.toFixed(1),
+  ]),
+)}
+
+Reproduce: \`${WINDOW_S !== 10 ? `BENCH_EXPIRY_WINDOW_S=${WINDOW_S} ` : ''}BENCH_EXPIRY_AB_DIR=${baseDir} BENCH_EXPIRY_AB_ROUNDS=${rounds} BENCH_EXPIRY_SESSIONS=${n} npm run bench -- checkout\`.`,
+  );
+}
+
 export async function run(settings: BenchSettings): Promise<void> {
   const n = Number((process.env.BENCH_EXPIRY_SESSIONS ?? '100000').replace(/[_,]/g, ''));
   if (!Number.isInteger(n) || n < 1) throw new Error('BENCH_EXPIRY_SESSIONS must be a positive integer');
+  if (process.env.BENCH_EXPIRY_AB_DIR) return expiryAB(n, process.env.BENCH_EXPIRY_AB_DIR);
   const db = await freshDatabase('checkout');
   try {
     const env = await environmentNote(db.sql);

@@ -44,9 +44,9 @@ interface Cell {
   parallel: number;
 }
 
-const BASELINE: Cell = { name: 'before 0042, bare rows, 500 × 4', db: 'before', shape: 'bare', batch: 500, parallel: 4 };
-const CELLS: Cell[] = [
-  BASELINE,
+const BASELINE_0042: Cell = { name: 'before 0042, bare rows, 500 × 4', db: 'before', shape: 'bare', batch: 500, parallel: 4 };
+const CELLS_0042: Cell[] = [
+  BASELINE_0042,
   { name: 'after 0042, bare rows, 500 × 4', db: 'after', shape: 'bare', batch: 500, parallel: 4 },
   { name: 'before 0042, full rows, 500 × 4', db: 'before', shape: 'full', batch: 500, parallel: 4 },
   { name: 'after 0042, full rows, 500 × 4', db: 'after', shape: 'full', batch: 500, parallel: 4 },
@@ -56,6 +56,22 @@ const CELLS: Cell[] = [
   { name: 'after 0042, bare rows, 500 × 2', db: 'after', shape: 'bare', batch: 500, parallel: 2 },
   { name: 'after 0042, bare rows, 500 × 8', db: 'after', shape: 'bare', batch: 500, parallel: 8 },
 ];
+
+/**
+ * BENCH_EXPIRY_AB_SET=batch (issue 28.4, second round): a batch's fixed cost against its cost per
+ * session, from one drain's CPU per session at batch sizes 10 to 1,000 (cpu(B) = fixed / B + per
+ * session), and small batches in parallel against one drain.
+ */
+const CELLS_BATCH: Cell[] = [
+  { name: 'bare rows, 1000 × 1', db: 'after', shape: 'bare', batch: 1000, parallel: 1 },
+  { name: 'bare rows, 200 × 1', db: 'after', shape: 'bare', batch: 200, parallel: 1 },
+  { name: 'bare rows, 50 × 1', db: 'after', shape: 'bare', batch: 50, parallel: 1 },
+  { name: 'bare rows, 10 × 1', db: 'after', shape: 'bare', batch: 10, parallel: 1 },
+  { name: 'bare rows, 50 × 4', db: 'after', shape: 'bare', batch: 50, parallel: 4 },
+  { name: 'bare rows, 1000 × 4', db: 'after', shape: 'bare', batch: 1000, parallel: 4 },
+];
+const CELLS = process.env.BENCH_EXPIRY_AB_SET === 'batch' ? CELLS_BATCH : CELLS_0042;
+const BASELINE = CELLS[0]!;
 
 interface Target {
   db: BenchDb;
@@ -187,9 +203,10 @@ export async function run(): Promise<void> {
     }
   }
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+  const batchSet = CELLS === CELLS_BATCH;
   await writeSection(
-    'expiry',
-    `## Expiry: where the time goes (issue 28, point 4)
+    batchSet ? 'expiry-batch' : 'expiry',
+    `## Expiry: where the time goes (issue 28, point 4${batchSet ? ', second round: fixed cost of a batch' : ''})
 
 ${env}; load average (1 min) after each round: ${loads.map((l) => l.toFixed(1)).join(', ')}.
 Each cell seeds ${fmtNum(ROWS)} due sessions and expires them with the sweeper's statements
@@ -213,6 +230,6 @@ ${table(
   ]),
 )}
 
-Reproduce: \`BENCH_EXPIRY_AB_ROWS=${ROWS} BENCH_EXPIRY_AB_ROUNDS=${ROUNDS} npm run bench -- expiry\`.`,
+Reproduce: \`${batchSet ? 'BENCH_EXPIRY_AB_SET=batch ' : ''}BENCH_EXPIRY_AB_ROWS=${ROWS} BENCH_EXPIRY_AB_ROUNDS=${ROUNDS} npm run bench -- expiry\`.`,
   );
 }

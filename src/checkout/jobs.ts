@@ -20,10 +20,18 @@ export const POLL_MS = 500;
  */
 export const SWEEP_BATCH = 1000;
 /**
- * Batches in flight at once when many sessions are due together: each takes its own rows (SKIP
- * LOCKED), so Postgres spreads a burst over its cores; at most this many pool connections.
+ * Drains at once while a burst is due: each batch takes its own rows (SKIP LOCKED), so Postgres
+ * spreads a burst over its cores and one batch's JavaScript overlaps another's SQL; at most this
+ * many pool connections.
  */
 export const SWEEP_PARALLEL = 4;
+/**
+ * A batch of at least this many sessions means a burst: the other drains join. Not only after a
+ * full batch (issue 28.4, second round): at 10,000 sessions a second one drain cannot keep up even
+ * with small batches, so waiting for a full batch let the backlog grow to a second's worth first.
+ * Below it (a trickle) the helpers would mostly find nothing: one drain is enough.
+ */
+export const SWEEP_HELP_AT = 50;
 /** A due session that a sweep could not take (locked meanwhile): the next look. */
 const HELD_RETRY_MS = 50;
 /** After a failed sweep (Postgres away), the next try. */
@@ -53,21 +61,37 @@ export function startExpirySweeper(s: Services, log: Logger = s.log.child({ swee
       wakeUp = undefined;
     });
   let failing = false;
+  // The helper drains running now (at most SWEEP_PARALLEL - 1 besides the loop below).
+  const helpers = new Set<Promise<void>>();
+
+  /** Starts the helper drains not already running: each expires batches while it finds any due. */
+  function help(): void {
+    while (!stopped && helpers.size < SWEEP_PARALLEL - 1) {
+      const drain: Promise<void> = (async () => {
+        try {
+          // On while its batches are a burst's; a smaller one means the backlog is gone (the loop goes on).
+          while (!stopped && (await expireDueBatch(s, log, null, SWEEP_BATCH)).length >= SWEEP_HELP_AT);
+        } catch (err) {
+          // The loop's own next batch meets the same fault and reports it; a helper just stops.
+          log.debug({ err }, 'session expiry helper drain failed');
+        }
+      })().finally(() => helpers.delete(drain));
+      helpers.add(drain);
+    }
+  }
 
   /** Expires what is due; answers how long to sleep. */
   async function sweepOnce(): Promise<number> {
-    // Everything due now, batch after batch: a burst of 100,000 in one window is expired as fast
-    // as Postgres takes the batches. One batch first; only a full one calls for parallel drains.
-    const drain = async () => {
-      while ((await expireDueBatch(s, log, null, SWEEP_BATCH)).length === SWEEP_BATCH);
-    };
-    const first = (await expireDueBatch(s, log, null, SWEEP_BATCH)).length;
-    if (first === SWEEP_BATCH) await Promise.all(Array.from({ length: SWEEP_PARALLEL }, drain));
+    const n = (await expireDueBatch(s, log, null, SWEEP_BATCH)).length;
+    if (n >= SWEEP_HELP_AT) help();
+    // Something was due: more is likely due by now (a burst), so the next batch at once, without
+    // first asking the index when (that query cost a round trip per batch).
+    if (n > 0) return 0;
     const ms = await msToNextExpiry(s.sql);
     if (ms === null) return POLL_MS;
-    // Still due after a sweep: rows another sweeper or a payment held (SKIP LOCKED); look again soon,
-    // without spinning on a row that stays locked. +2 ms: a timer may fire a little early.
-    if (ms <= 0) return first > 0 ? 0 : HELD_RETRY_MS;
+    // Still due after an empty sweep: rows another sweeper or a payment held (SKIP LOCKED); look
+    // again soon, without spinning on a row that stays locked. +2 ms: a timer may fire a little early.
+    if (ms <= 0) return HELD_RETRY_MS;
     return Math.min(POLL_MS, ms + 2);
   }
 
@@ -83,7 +107,7 @@ export function startExpirySweeper(s: Services, log: Logger = s.log.child({ swee
         failing = true;
         wait = RETRY_MS;
       }
-      if (!stopped) await sleep(wait);
+      if (!stopped && wait > 0) await sleep(wait);
     }
   })();
 
@@ -92,7 +116,8 @@ export function startExpirySweeper(s: Services, log: Logger = s.log.child({ swee
     async stop() {
       stopped = true;
       wakeUp?.();
-      await loop;
+      // Each drain finishes the batch it is in (one transaction) and takes no other.
+      await Promise.all([loop, ...helpers]);
     },
   };
 }

@@ -1,6 +1,8 @@
 import type { Job } from 'bullmq';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { reconcileExpiries } from '../../src/checkout/expiry.ts';
+import { SWEEP_BATCH, startExpirySweeper } from '../../src/checkout/jobs.ts';
+import { newId } from '../../src/lib/ids.ts';
 import { nowUnix } from '../../src/lib/time.ts';
 import { reconcileWorker } from '../../workers/reconcile.ts';
 import { sessionExpiryWorker } from '../../workers/session-expiry.ts';
@@ -85,6 +87,36 @@ describe('expiry by the sweeper', () => {
     expect(await queue.getJob(cs.id)).toBeUndefined(); // retention: a completed expiry job is not kept
     expect(await eventsFor(t, cs.id)).toEqual(['checkout.session.expired']);
     expect((await statusOf(cs.id)).status).toBe('EXPIRED');
+  });
+});
+
+describe('a burst', () => {
+  it('when more than a batch comes due at once and two more sweepers run beside the worker\'s, then each session turns EXPIRED once, never early, with exactly one event', async () => {
+    const a = await t.account();
+    const n = SWEEP_BATCH * 3;
+    const ids = Array.from({ length: n }, () => newId('cs'));
+    // Due already: the first look of every sweeper finds a full batch, so all their drains run at once.
+    await t.sql`
+      insert into checkout_sessions (id, account_id, livemode, amount_cents, currency, success_url, expires_at)
+      select id, ${a.accountId}, false, 1999, 'usd', 'https://merchant.example/thanks', now() - interval '1 second'
+      from unnest(${ids}::text[]) as u(id)`;
+    const sweepers = [startExpirySweeper(t.s), startExpirySweeper(t.s)];
+    try {
+      await eventually(async () => {
+        const [r] = await t.sql`select count(*)::int as n from checkout_sessions where account_id = ${a.accountId} and status = 'EXPIRED'`;
+        return r!.n === n ? true : null;
+      }, 60_000);
+    } finally {
+      await Promise.all(sweepers.map((x) => x.stop()));
+    }
+    const [early] = await t.sql`select count(*)::int as n from checkout_sessions where account_id = ${a.accountId} and expired_at < expires_at`;
+    expect(early!.n).toBe(0);
+    const events = await t.sql<{ id: string; n: number }[]>`
+      select data->'object'->>'id' as id, count(*)::int as n from events
+      where account_id = ${a.accountId} and type = 'checkout.session.expired' group by 1`;
+    expect(events.length).toBe(n);
+    expect(events.filter((e) => e.n !== 1)).toEqual([]);
+    expect(new Set(events.map((e) => e.id))).toEqual(new Set(ids));
   });
 });
 
