@@ -9,7 +9,8 @@
 // BENCH_FLOOR_CUSTOMERS seeded (default 200,000). About 15 × rounds × (BENCH_SECONDS + 1) s.
 // A/B in the same run (issue 28, points 2 and 6), each one more server in every round:
 //   BENCH_FLOOR_BASELINE_DIR=<a checkout of another version, with node_modules>: "baseline"
-//     (named in the results by BENCH_FLOOR_BASELINE_NAME, default the folder's name);
+//     (named in the results by BENCH_FLOOR_BASELINE_NAME, default the folder's name); several
+//     checkouts separated by commas (names likewise) measure each step of a series in the same rounds;
 //   BENCH_FLOOR_VARIANT_ENV="K=V …": this service again with those variables, "variant".
 // Only the server being measured runs; the other services are paused.
 import { fork, type ChildProcess } from 'node:child_process';
@@ -32,6 +33,7 @@ import {
   ROOT,
   say,
   serviceEnvNote,
+  sleep,
   startService,
   table,
   writeSection,
@@ -39,8 +41,9 @@ import {
   type LoadSpec,
 } from './lib.ts';
 
-type Target = 'service' | 'express' | 'http' | 'baseline' | 'variant';
-const SERVICES: Target[] = ['service', 'baseline', 'variant'];
+/** `service`, the two floors, `baseline`, `baseline2`, … (BENCH_FLOOR_BASELINE_DIR) and `variant`. */
+type Target = string;
+const isService = (t: Target) => t === 'service' || t === 'variant' || t.startsWith('baseline');
 
 interface Endpoint {
   name: string;
@@ -130,18 +133,20 @@ export async function run(settings: BenchSettings): Promise<void> {
     const ids = Array.from({ length: Math.min(20_000, customers - i) }, () => newId('cus'));
     if (sample.length < 1000) sample.push(...ids.slice(0, 1000 - sample.length));
     await db.sql`
-      insert into customers (id, account_id, livemode, email, first_name, last_name)
-      select id, ${accountId}, false, id || '@example.com', 'Seeded', 'Customer' from unnest(${ids}::text[]) as t(id)`;
+      insert into customers (id, account_id, livemode, email, first_name, last_name, processor_customer_id)
+      select id, ${accountId}, false, id || '@example.com', 'Seeded', 'Customer', 'pcus_seeded_' || id from unnest(${ids}::text[]) as t(id)`;
   }
   await db.sql`analyze customers`;
 
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))![1]);
   const svc = await startService({ suite: 'floors', databaseUrl: db.url });
-  const baselineDir = process.env.BENCH_FLOOR_BASELINE_DIR;
+  const baselineDirs = (process.env.BENCH_FLOOR_BASELINE_DIR ?? '').split(',').filter(Boolean);
+  const baselineNames = (process.env.BENCH_FLOOR_BASELINE_NAME ?? '').split(',');
+  const baselines = baselineDirs.map((dir, i) => ({ target: i === 0 ? 'baseline' : `baseline${i + 1}`, dir, name: baselineNames[i] || path.basename(dir) }));
   const variantEnv = process.env.BENCH_FLOOR_VARIANT_ENV ?? '';
   const extra: Partial<Record<Target, Awaited<ReturnType<typeof startService>>>> = {};
-  if (baselineDir) extra.baseline = await startService({ suite: 'floors', instance: 'baseline', databaseUrl: db.url, cwd: baselineDir });
+  for (const b of baselines) extra[b.target] = await startService({ suite: 'floors', instance: b.target, databaseUrl: db.url, cwd: b.dir });
   if (variantEnv) {
     const env = Object.fromEntries(variantEnv.split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
     extra.variant = await startService({ suite: 'floors', instance: 'variant', databaseUrl: db.url, env });
@@ -160,8 +165,8 @@ export async function run(settings: BenchSettings): Promise<void> {
       urls[t as Target] = x.url;
       pids[t as Target] = x.pid;
     }
-    const TARGETS = (['service', 'express', 'http', 'baseline', 'variant'] as Target[]).filter((t) => urls[t]);
-    const servicePids = SERVICES.flatMap((t) => (pids[t] ? [[t, pids[t]] as const] : []));
+    const TARGETS = ['service', 'express', 'http', ...baselines.map((b) => b.target), 'variant'].filter((t) => urls[t]);
+    const servicePids = TARGETS.filter(isService).flatMap((t) => (pids[t] ? [[t, pids[t]] as const] : []));
 
     const sessionBody = { currency: 'usd', success_url: 'https://merchant.example/thanks', line_items: [{ name: 'Teapot', quantity: 1, amount: 3200 }] };
     const pick = () => sample[Math.floor(Math.random() * sample.length)]!;
@@ -212,12 +217,28 @@ export async function run(settings: BenchSettings): Promise<void> {
       }
     }
 
+    // Every customer gets its processor twin from the services' sweep (src/processor/customers.ts),
+    // whoever made it: the customers a floor or another service made would otherwise be swept in
+    // the next measured service's window and counted as its work. Before each measurement every
+    // service runs until no customer lacks its twin (the seeded ones have theirs, as in a deployment
+    // at rest); a service's own creates are swept in its own window, a second behind.
+    const settle = async () => {
+      const until = Date.now() + 30_000;
+      for (;;) {
+        const [row] = await db.sql<{ n: number }[]>`select count(*)::int as n from customers where processor_customer_id is null`;
+        if (row!.n === 0) return;
+        if (Date.now() > until) return say(`floors: ${row!.n} customers still without their processor twin after 30 s`);
+        await sleep(100);
+      }
+    };
+
     const tallies = new Map<string, Tally>();
     for (let r = 0; r < rounds; r++) {
       for (const e of endpoints) {
         // Rotate which server goes first, so none always follows the same one.
         const order = TARGETS.map((_, i) => TARGETS[(i + r) % TARGETS.length]!);
         for (const t of order) {
+          await settle();
           say(`floors: round ${r + 1}/${rounds}: ${e.name} on ${t}`);
           // A service with WEB_CONCURRENCY > 1 answers from forks: they are paused with it.
           const paused = servicePids.filter(([other]) => other !== t).flatMap(([, pid]) => withDescendants(pid));
@@ -239,6 +260,7 @@ export async function run(settings: BenchSettings): Promise<void> {
             acc.redis += redisUsed;
             acc.non2xx += res.non2xx + res.errors;
             tallies.set(k, acc);
+            say(`floors:   ${fmtNum(res.total / settings.seconds)}/s, ${fmtNum(res.serviceCpuUs ?? 0)} µs/req server, ${fmtNum(res.pgCpuUs ?? 0)} µs/req Postgres`);
           } finally {
             for (const pid of paused) process.kill(pid, 'SIGCONT');
           }
@@ -276,8 +298,9 @@ export async function run(settings: BenchSettings): Promise<void> {
     });
     for (const r of rows) say(`floors: ${r[0]}: service ${r[1]}/s, express ${r[2]}/s, http ${r[3]}/s (${r[4]}, ${r[5]})`);
     // The A/B rows: each extra service beside this one, both as ratios to the floors of the same rounds.
-    const abTargets = TARGETS.filter((t) => t === 'baseline' || t === 'variant');
-    const abNames: Record<string, string> = { baseline: `baseline (${process.env.BENCH_FLOOR_BASELINE_NAME ?? path.basename(baselineDir ?? '')})`, variant: `this service with ${variantEnv}` };
+    const abTargets = TARGETS.filter((t) => isService(t) && t !== 'service');
+    const abNames: Record<string, string> = { variant: `this service with ${variantEnv}` };
+    for (const b of baselines) abNames[b.target] = `${b.target} (${b.name})`;
     const abRows = endpoints.flatMap((e) =>
       (['service', ...abTargets] as Target[]).map((t) => [
         e.name,
