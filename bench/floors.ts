@@ -11,6 +11,9 @@
 //   BENCH_FLOOR_BASELINE_DIR=<a checkout of another version, with node_modules>: "baseline"
 //     (named in the results by BENCH_FLOOR_BASELINE_NAME, default the folder's name); several
 //     checkouts separated by commas (names likewise) measure each step of a series in the same rounds;
+//   BENCH_FLOOR_BASELINE_OWN_DB=1: each baseline on a database of its own, migrated by its own
+//     migrations and seeded with the same rows (a schema change is then measured too; the floors
+//     and the service share the service's database);
 //   BENCH_FLOOR_VARIANT_ENV="K=V …": this service again with those variables, "variant".
 // Only the server being measured runs; the other services are paused.
 import { fork, type ChildProcess } from 'node:child_process';
@@ -22,6 +25,7 @@ import { newId } from '../src/lib/ids.ts';
 import {
   api,
   createAccountKey,
+  dropBenchDatabase,
   environmentNote,
   fmtNum,
   fmtRatio,
@@ -37,6 +41,7 @@ import {
   startService,
   table,
   writeSection,
+  type BenchDb,
   type BenchSettings,
   type LoadSpec,
 } from './lib.ts';
@@ -129,14 +134,21 @@ export async function run(settings: BenchSettings): Promise<void> {
   const { accountId, key } = await createAccountKey(db.sql, 'test');
   say(`floors: seeding ${fmtNum(customers)} customers`);
   const sample: string[] = [];
+  const chunks: string[][] = [];
   for (let i = 0; i < customers; i += 20_000) {
     const ids = Array.from({ length: Math.min(20_000, customers - i) }, () => newId('cus'));
     if (sample.length < 1000) sample.push(...ids.slice(0, 1000 - sample.length));
-    await db.sql`
-      insert into customers (id, account_id, livemode, email, first_name, last_name, processor_customer_id)
-      select id, ${accountId}, false, id || '@example.com', 'Seeded', 'Customer', 'pcus_seeded_' || id from unnest(${ids}::text[]) as t(id)`;
+    chunks.push(ids);
   }
-  await db.sql`analyze customers`;
+  const seed = async (into: BenchDb) => {
+    for (const ids of chunks) {
+      await into.sql`
+        insert into customers (id, account_id, livemode, email, first_name, last_name, processor_customer_id)
+        select id, ${accountId}, false, id || '@example.com', 'Seeded', 'Customer', 'pcus_seeded_' || id from unnest(${ids}::text[]) as t(id)`;
+    }
+    await into.sql`analyze customers`;
+  };
+  await seed(db);
 
   const redis = new Redis(REDIS_URL, { maxRetriesPerRequest: null });
   const redisPid = Number(/process_id:(\d+)/.exec(await redis.info('server'))![1]);
@@ -146,7 +158,20 @@ export async function run(settings: BenchSettings): Promise<void> {
   const baselines = baselineDirs.map((dir, i) => ({ target: i === 0 ? 'baseline' : `baseline${i + 1}`, dir, name: baselineNames[i] || path.basename(dir) }));
   const variantEnv = process.env.BENCH_FLOOR_VARIANT_ENV ?? '';
   const extra: Partial<Record<Target, Awaited<ReturnType<typeof startService>>>> = {};
-  for (const b of baselines) extra[b.target] = await startService({ suite: 'floors', instance: b.target, databaseUrl: db.url, cwd: b.dir });
+  // A baseline on a database of its own: the same account, key and customers, its own migrations.
+  const ownDbs: Partial<Record<Target, BenchDb>> = {};
+  if (process.env.BENCH_FLOOR_BASELINE_OWN_DB === '1') {
+    const [k] = await db.sql<{ id: string; key_hash: Buffer; last4: string }[]>`select id, key_hash, last4 from api_keys where account_id = ${accountId}`;
+    for (const b of baselines) {
+      const own = await freshDatabase(`floors_${b.target}`, path.join(b.dir, 'migrations'));
+      await own.sql`insert into accounts (id) values (${accountId})`;
+      await own.sql`insert into api_keys (id, account_id, livemode, key_hash, last4) values (${k!.id}, ${accountId}, false, ${k!.key_hash}, ${k!.last4})`;
+      await seed(own);
+      ownDbs[b.target] = own;
+    }
+  }
+  const dbOf = (t: Target) => ownDbs[t] ?? db;
+  for (const b of baselines) extra[b.target] = await startService({ suite: 'floors', instance: b.target, databaseUrl: dbOf(b.target).url, cwd: b.dir });
   if (variantEnv) {
     const env = Object.fromEntries(variantEnv.split(/\s+/).filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
     extra.variant = await startService({ suite: 'floors', instance: 'variant', databaseUrl: db.url, env });
@@ -154,6 +179,7 @@ export async function run(settings: BenchSettings): Promise<void> {
   const floors: Partial<Record<Target, Floor>> = {};
   try {
     await api(svc.url, key, 'POST', '/v1/payment-links', { amount: 2500, currency: 'usd', name: 'Floor', slug: 'floor-page' });
+    for (const t of Object.keys(ownDbs)) await api(extra[t]!.url, key, 'POST', '/v1/payment-links', { amount: 2500, currency: 'usd', name: 'Floor', slug: 'floor-page' });
     const linkPageFile = path.join(OUT_DIR, 'floors-link-page.html');
     writeFileSync(linkPageFile, await (await fetch(`${svc.url}/l/floor-page`)).text());
     const checkoutUrl = `http://localhost:${svc.port}/checkout`;
@@ -225,9 +251,11 @@ export async function run(settings: BenchSettings): Promise<void> {
     const settle = async () => {
       const until = Date.now() + 30_000;
       for (;;) {
-        const [row] = await db.sql<{ n: number }[]>`select count(*)::int as n from customers where processor_customer_id is null`;
-        if (row!.n === 0) return;
-        if (Date.now() > until) return say(`floors: ${row!.n} customers still without their processor twin after 30 s`);
+        let n = 0;
+        for (const d of [db, ...Object.values(ownDbs)]) n += (await d!.sql<{ n: number }[]>`select count(*)::int as n from customers where processor_customer_id is null`)[0]!.n;
+        const row = { n };
+        if (row.n === 0) return;
+        if (Date.now() > until) return say(`floors: ${row.n} customers still without their processor twin after 30 s`);
         await sleep(100);
       }
     };
@@ -244,7 +272,7 @@ export async function run(settings: BenchSettings): Promise<void> {
           const paused = servicePids.filter(([other]) => other !== t).flatMap(([, pid]) => withDescendants(pid));
           for (const pid of paused) process.kill(pid, 'SIGSTOP');
           try {
-            const spec: LoadSpec = { url: urls[t]!, ...e.spec(urls[t]!), warmupSeconds: r === 0 ? 2 : 1, service: { cpuSeconds: () => processCpuSeconds(pids[t]!) }, db };
+            const spec: LoadSpec = { url: urls[t]!, ...e.spec(urls[t]!), warmupSeconds: r === 0 ? 2 : 1, service: { cpuSeconds: () => processCpuSeconds(pids[t]!) }, db: dbOf(t) };
             // The warm-up runs inside load(); Redis CPU is read around the whole call and scaled to the measured part.
             const redis0 = processCpuSeconds(redisPid);
             const t0 = performance.now();
@@ -342,6 +370,10 @@ Reproduce: \`BENCH_SECONDS=${settings.seconds} BENCH_FLOOR_ROUNDS=${rounds} npm 
     await floors.express?.stop();
     await floors.http?.stop();
     for (const x of Object.values(extra)) await x.stop();
+    for (const d of Object.values(ownDbs)) {
+      await d!.close();
+      await dropBenchDatabase(d!.name);
+    }
     await svc.stop();
     redis.disconnect();
     await db.close();
