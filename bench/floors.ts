@@ -188,8 +188,8 @@ export async function run(settings: BenchSettings): Promise<void> {
     const urls: Partial<Record<Target, string>> = { service: svc.url, express: floors.express.url, http: floors.http.url };
     const pids: Partial<Record<Target, number>> = { service: svc.pid, express: floors.express.pid, http: floors.http.pid };
     for (const [t, x] of Object.entries(extra)) {
-      urls[t as Target] = x.url;
-      pids[t as Target] = x.pid;
+      urls[t] = x!.url;
+      pids[t] = x!.pid;
     }
     const TARGETS = ['service', 'express', 'http', ...baselines.map((b) => b.target), 'variant'].filter((t) => urls[t]);
     const servicePids = TARGETS.filter(isService).flatMap((t) => (pids[t] ? [[t, pids[t]] as const] : []));
@@ -369,7 +369,7 @@ Reproduce: \`BENCH_SECONDS=${settings.seconds} BENCH_FLOOR_ROUNDS=${rounds} npm 
   } finally {
     await floors.express?.stop();
     await floors.http?.stop();
-    for (const x of Object.values(extra)) await x.stop();
+    for (const x of Object.values(extra)) await x!.stop();
     for (const d of Object.values(ownDbs)) {
       await d!.close();
       await dropBenchDatabase(d!.name);
