@@ -14,7 +14,8 @@
 //   BENCH_FLOOR_BASELINE_OWN_DB=1: each baseline on a database of its own, migrated by its own
 //     migrations and seeded with the same rows (a schema change is then measured too; the floors
 //     and the service share the service's database);
-//   BENCH_FLOOR_VARIANT_ENV="K=V …": this service again with those variables, "variant".
+//   BENCH_FLOOR_VARIANT_ENV="K=V …": this service again with those variables, "variant";
+//   BENCH_FLOOR_ONLY=<regex>: only the endpoints whose name matches (printed, not written to bench/RESULTS.md).
 // Only the server being measured runs; the other services are paused.
 import { fork, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -196,7 +197,7 @@ export async function run(settings: BenchSettings): Promise<void> {
 
     const sessionBody = { currency: 'usd', success_url: 'https://merchant.example/thanks', line_items: [{ name: 'Teapot', quantity: 1, amount: 3200 }] };
     const pick = () => sample[Math.floor(Math.random() * sample.length)]!;
-    const endpoints: Endpoint[] = [
+    const all: Endpoint[] = [
       {
         name: '`GET /v1/customers/:id`',
         create: false,
@@ -228,6 +229,9 @@ export async function run(settings: BenchSettings): Promise<void> {
         probe: { method: 'POST', path: '/v1/checkout/sessions', body: sessionBody },
       },
     ];
+    // BENCH_FLOOR_ONLY=<regex>: only the endpoints whose name matches (a focused A/B); bench/RESULTS.md is then left alone.
+    const only = process.env.BENCH_FLOOR_ONLY ? new RegExp(process.env.BENCH_FLOOR_ONLY) : null;
+    const endpoints = only ? all.filter((e) => only.test(e.name)) : all;
 
     // Same bytes: each floor's answer against the service's (ids, times and CSRF tokens blanked).
     const identical = new Map<string, boolean>();
@@ -343,6 +347,7 @@ export async function run(settings: BenchSettings): Promise<void> {
     );
     for (const r of abTargets.length ? abRows : []) say(`floors: A/B ${r[0]} ${r[1]}: ${r[2]}/s (${r[3]} × Express), ${r[5]} µs/req`);
     const note = serviceEnvNote();
+    if (only) return;
     await writeSection(
       'floors',
       `## The hot path against its floors (issue 28)
@@ -354,7 +359,9 @@ info)${note ? `; ${note}` : ''}. The floors (bench/support/floor-server.ts) are 
 looked up in memory, and the same answer bytes (checked before measuring: "Same bytes"), and none
 of the service's other features. ${fmtNum(customers)} customers seeded. ${rounds} rounds × ${settings.seconds} s per server and endpoint at
 ${settings.connections} connections, interleaved (the order of the servers rotates each round), rates pooled
-over the rounds; the service was paused (SIGSTOP) while a floor ran.
+over the rounds; the service was paused (SIGSTOP) while a floor ran. Before each measurement every service ran until no
+customer lacked its processor twin (the seeded ones have theirs), so no one sweeps another's creates in its window${Object.keys(ownDbs).length ? `;
+each baseline ran on a database of its own, migrated by its own migrations and seeded with the same rows` : ''}.
 
 ${table(
   ['Request', 'Service req/s', 'Express floor', 'node:http floor', 'Service / Express', 'Service / node:http', 'CPU µs/req, server process (service / Express / node:http)', 'Postgres µs/req', 'Redis µs/req', 'Same bytes', 'Target (≥ 0.9 × Express; creates ≥ 0.8 × node:http)'],
@@ -364,7 +371,7 @@ ${table(
 ${abTargets.length ? `### A/B in the same rounds\n\n${table(['Request', 'Server', 'req/s', '/ Express floor', '/ node:http floor', 'CPU µs/req, server process', 'Postgres µs/req', 'Redis µs/req'], abRows)}\n\n` : ''}CPU per request is the server process's (the service's includes its workers' background work in the
 same window: schedules, sweeps), its database's Postgres backends', and the Redis server's (whoever
 used it meanwhile). The rates are on 2 cores shared with the load generator, Postgres and Redis.
-Reproduce: \`BENCH_SECONDS=${settings.seconds} BENCH_FLOOR_ROUNDS=${rounds} npm run bench -- floors\`.`,
+Reproduce: \`BENCH_SECONDS=${settings.seconds} BENCH_FLOOR_ROUNDS=${rounds} BENCH_FLOOR_CUSTOMERS=${customers} npm run bench -- floors\`${baselines.length ? ' with BENCH_FLOOR_BASELINE_DIR set to the baselines\' checkouts' : ''}.`,
     );
   } finally {
     await floors.express?.stop();
