@@ -15,6 +15,8 @@ interface ProfileNode {
   children?: number[];
 }
 interface CpuProfile {
+  /** µs on the monotonic clock, as process.hrtime's (V8's TimeTicks and libuv's both read CLOCK_MONOTONIC). */
+  startTime: number;
   nodes: ProfileNode[];
   samples: number[];
   timeDeltas: number[];
@@ -31,21 +33,22 @@ function bucket(url: string, fn: string): string {
   return 'other';
 }
 
+/** Now on the monotonic clock, in µs (the clock of a CPU profile's timestamps). */
+const monoUs = () => Number(process.hrtime.bigint() / 1000n);
+
 /**
  * Self time per bucket and per function, in µs per request, of the samples taken while the
- * measured load ran: the window [fromEnd.start, fromEnd.end] µs before the profile's end (the
- * process's exit), so that start-up, warm-up and shutdown are left out.
+ * measured load ran: those stamped within [window.from, window.to] (µs, monotonic clock), so that
+ * start-up, warm-up and shutdown are left out whatever they cost.
  */
-function summarise(file: string, requests: number, fromEnd: { start: number; end: number }) {
+function summarise(file: string, requests: number, window: { from: number; to: number }) {
   const p = JSON.parse(readFileSync(file, 'utf8')) as CpuProfile;
   const byId = new Map(p.nodes.map((n) => [n.id, n]));
   const self = new Map<number, number>();
-  const total = p.timeDeltas.reduce((a, b) => a + b, 0);
-  let at = 0;
+  let at = p.startTime;
   p.samples.forEach((id, i) => {
     at += p.timeDeltas[i] ?? 0;
-    const beforeEnd = total - at;
-    if (beforeEnd > fromEnd.start || beforeEnd < fromEnd.end) return;
+    if (at < window.from || at > window.to) return;
     self.set(id, (self.get(id) ?? 0) + (p.timeDeltas[i] ?? 0));
   });
   const buckets = new Map<string, number>();
@@ -73,8 +76,8 @@ export async function run(settings: BenchSettings): Promise<void> {
   const { accountId, key } = await createAccountKey(db.sql, 'test');
   const ids = Array.from({ length: customers }, () => newId('cus'));
   await db.sql`
-    insert into customers (id, account_id, livemode, email, first_name, last_name)
-    select id, ${accountId}, false, id || '@example.com', 'Seeded', 'Customer' from unnest(${ids}::text[]) as t(id)`;
+    insert into customers (id, account_id, livemode, email, first_name, last_name, processor_customer_id)
+    select id, ${accountId}, false, id || '@example.com', 'Seeded', 'Customer', 'pcus_seeded_' || id from unnest(${ids}::text[]) as t(id)`;
   const dir = path.join(OUT_DIR, 'profile');
   rmSync(dir, { recursive: true, force: true });
   mkdirSync(dir, { recursive: true });
@@ -99,20 +102,19 @@ export async function run(settings: BenchSettings): Promise<void> {
       try {
         if (i === 0) await api(svc.url, key, 'POST', '/v1/payment-links', { amount: 2500, currency: 'usd', name: 'Profile', slug: 'profile-page' });
         await load({ url: svc.url, ...e.spec, warmupSeconds: 0 }, { ...settings, seconds: 2 }); // warm-up, not profiled
-        t0 = performance.now();
+        t0 = monoUs();
         const r = await load({ url: svc.url, ...e.spec, warmupSeconds: 0 }, settings);
-        t1 = performance.now();
+        t1 = monoUs();
         requests = r.total;
       } finally {
         await svc.stop();
       }
-      const t2 = performance.now(); // about when the profile ends (the process has exited)
       const file = readdirSync(out).find((f) => f.endsWith('.cpuprofile'));
       if (!file || requests === 0) {
         sections.push(`#### ${e.name}\n\nNo profile written.`);
         continue;
       }
-      const s = summarise(path.join(out, file), requests, { start: (t2 - t0) * 1000, end: (t2 - t1) * 1000 });
+      const s = summarise(path.join(out, file), requests, { from: t0, to: t1 });
       sections.push(
         `#### ${e.name}: ${fmtNum(s.busyUs)} µs of CPU (main thread, self time) per request, ${fmtNum(requests)} requests\n\n` +
           table(['Package or part (self time)', 'µs/req'], s.buckets.map((b) => [b.name, b.us.toFixed(1)])) +
@@ -127,9 +129,9 @@ export async function run(settings: BenchSettings): Promise<void> {
 ${env}.
 Each endpoint alone on a fresh \`node --cpu-prof src/main.ts\` (web and workers, default configuration,
 LOG_LEVEL info) for ${settings.seconds} s at ${settings.connections} connections after 2 s of warm-up; only the samples of the
-measured seconds are counted (start-up, warm-up and shutdown left out; the window is placed back from the process's exit,
-so on a loaded machine a slow shutdown shifts it into the warm-up: the two create profiles of the committed run carry
-start-up and module-loading time, read their package split rather than their totals). Self time of the main thread per request, by package and by
+measured seconds are counted (start-up, warm-up and shutdown left out: the samples are picked by their time stamps,
+on the same monotonic clock as the load's start and end; seeded customers have their processor twins, so no
+backlog is swept meanwhile). Self time of the main thread per request, by package and by
 function; the profiler adds some overhead of its own, so compare within a table, not with other
 sections. Reproduce: \`BENCH_SECONDS=${settings.seconds} npm run bench -- profile\` (profiles in bench/out/profile/).
 

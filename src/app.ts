@@ -10,7 +10,7 @@ import { DASHBOARD_PATH, dashboardRouter } from './dashboard/pages.ts';
 import { disputesRouter } from './disputes/routes.ts';
 import { eventsRouter, eventTypesRouter } from './events/routes.ts';
 import { idempotency } from './idempotency/middleware.ts';
-import { errorHandler, jsonBody, notFound, requestContext } from './lib/http.ts';
+import { errorHandler, jsonBody, leanJson, notFound, requestContext } from './lib/http.ts';
 import { httpMetrics } from './metrics/http.ts';
 import { METRICS_PATH, metricsHandler } from './metrics/routes.ts';
 import { eventPayloadSchema } from './openapi/events.ts';
@@ -84,6 +84,7 @@ export function createApp(s: Services): express.Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  leanJson(app); // res.json in one write, the same bytes (src/lib/http.ts)
   // The client address of the hosted pages' rate limits: forwarded headers only from TRUST_PROXY.
   app.set('trust proxy', s.config.trustProxy);
   const http = httpMetrics(s.metrics);

@@ -51,7 +51,8 @@ function dbUrl(name: string): string {
 }
 
 /** Drops and recreates `payments_bench_<suite>` (never any other database) and migrates it. */
-export async function freshDatabase(suite: string): Promise<BenchDb> {
+/** A new empty database for a suite, migrated (by this checkout's migrations, or those in `migrationsDir`). */
+export async function freshDatabase(suite: string, migrationsDir?: string): Promise<BenchDb> {
   if (!/^[a-z0-9_]+$/.test(suite)) throw new Error(`suite names are lowercase words: ${suite}`);
   const name = `payments_bench_${suite}`;
   const admin = postgres(dbUrl('postgres'), { max: 1, onnotice: () => {} });
@@ -63,7 +64,7 @@ export async function freshDatabase(suite: string): Promise<BenchDb> {
   }
   const url = dbUrl(name);
   const sql = postgres(url, { max: 4, onnotice: () => {} });
-  await migrate(sql);
+  await migrate(sql, migrationsDir);
   return { name, url, sql, close: () => sql.end({ timeout: 5 }) };
 }
 

@@ -56,11 +56,16 @@ const getCustomer = async (o: Owner, id: string) =>
 const insertCustomer = async (o: Owner, b: Record<string, any>) =>
   (
     await sql`
-    insert into customers (id, account_id, livemode, email, first_name, last_name, phone, company_name, notes, metadata)
-    values (${newId('cus')}, ${o.accountId}, ${o.livemode}, ${b.email}, ${b.first_name ?? ''},
-            ${b.last_name ?? ''}, ${b.phone ?? null}, ${b.company_name ?? null}, ${b.notes ?? null},
-            ${sql.json(b.metadata ?? {})})
-    returning *`
+    with c as (
+      insert into customers (id, account_id, livemode, email, first_name, last_name, phone, company_name, notes, metadata)
+      values (${newId('cus')}, ${o.accountId}, ${o.livemode}, ${b.email}, ${b.first_name ?? ''},
+              ${b.last_name ?? ''}, ${b.phone ?? null}, ${b.company_name ?? null}, ${b.notes ?? null},
+              ${sql.json(b.metadata ?? {})})
+      returning *
+    ), due as (
+      insert into processor_customers_due (id, livemode) select id, livemode from c
+    )
+    select * from c`
   )[0]!;
 
 const listCustomers = (o: Owner) =>

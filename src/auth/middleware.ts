@@ -11,20 +11,25 @@ const MAX_CACHED = 10_000;
 /** `last_used_at` is written at most this often per key per process. */
 const TOUCH_EVERY_MS = 60_000;
 
-const callingKeys = new WeakMap<Request, string>();
-const callingLabels = new WeakMap<Request, string>();
+/** The key a request was admitted with: its id and its redacted form, made once per cached key. */
+interface Caller {
+  keyId: string;
+  label: string;
+}
+const callers = new WeakMap<Request, Caller>();
 
 /**
  * Who an API request acts as, for the audit log (issue 25): the key's id and its redacted form
  * (`sk_test_…x9Qe`), never the secret, and the client's address.
  */
 export function apiActor(req: Request): AuditActor {
-  return { type: 'api_key', id: callingKeys.get(req) ?? 'unknown', label: callingLabels.get(req) ?? 'sk_…', ip: req.ip ?? null };
+  const caller = callers.get(req);
+  return { type: 'api_key', id: caller?.keyId ?? 'unknown', label: caller?.label ?? 'sk_…', ip: req.ip ?? null };
 }
 
 /** The id of the API key that authenticated this request (set by `authenticate`). */
 export function callingKeyId(req: Request): string | undefined {
-  return callingKeys.get(req);
+  return callers.get(req)?.keyId;
 }
 
 /**
@@ -34,23 +39,26 @@ export function callingKeyId(req: Request): string | undefined {
  * within that TTL in every process.
  */
 export function authenticate(sql: Sql, ttlMs: number, log?: Logger): RequestHandler {
-  const cache = new Map<string, { match: KeyMatch | null; expires: number }>();
+  interface Cached {
+    match: KeyMatch | null;
+    expires: number;
+    caller: Caller | null;
+  }
+  const cache = new Map<string, Cached>();
   const touched = new Map<string, number>();
 
-  async function lookup(key: string): Promise<KeyMatch | null> {
+  async function lookup(key: string): Promise<Cached> {
     const now = Date.now();
-    const hit = cache.get(key);
-    if (hit && hit.expires > now) return hit.match;
     const match = await findKey(sql, key);
     if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
     const until = match?.expiresAt ? Math.min(now + ttlMs, match.expiresAt.getTime()) : now + ttlMs;
-    cache.set(key, { match, expires: until });
-    return match;
+    const entry = { match, expires: until, caller: match ? { keyId: match.keyId, label: `${key.slice(0, 8)}…${key.slice(-4)}` } : null };
+    cache.set(key, entry);
+    return entry;
   }
 
   /** Records the use off the request's path: not awaited, at most once a minute per key here. */
-  function touch(keyId: string): void {
-    const now = Date.now();
+  function touch(keyId: string, now: number): void {
     const last = touched.get(keyId);
     if (last !== undefined && now - last < TOUCH_EVERY_MS) return;
     if (touched.size >= MAX_CACHED) touched.delete(touched.keys().next().value!);
@@ -58,7 +66,23 @@ export function authenticate(sql: Sql, ttlMs: number, log?: Logger): RequestHand
     touchKey(sql, keyId).catch((err: unknown) => log?.warn({ err, keyId }, 'could not record api key use'));
   }
 
-  return async (req, _res, next) => {
+  function admit(req: Request, key: string, entry: Cached, next: () => void): void {
+    const found = entry.match;
+    const now = Date.now();
+    if (!found || (found.expiresAt && found.expiresAt.getTime() <= now)) {
+      throw new ApiError('api_key_invalid', `Invalid API key provided: ${key.slice(0, 8)}…${key.slice(-4)}`);
+    }
+    req.auth = found.owner;
+    callers.set(req, entry.caller!);
+    touch(found.keyId, now);
+    // A restricted key: every route checks its resource and method here, before any router runs.
+    if (found.permissions) checkScope(found.permissions, req.method, req.path);
+    next();
+  }
+
+  // A key cached and still fresh is admitted synchronously (issue 28.2: no promise and no microtask
+  // per request on the hot path); only a lookup in Postgres answers a promise, which Express awaits.
+  return (req, _res, next) => {
     const header = req.headers.authorization;
     if (!header) {
       throw new ApiError('api_key_missing', 'You did not provide an API key. Send it as `Authorization: Bearer sk_…`.');
@@ -68,16 +92,8 @@ export function authenticate(sql: Sql, ttlMs: number, log?: Logger): RequestHand
     if (!key || !KEY_PATTERN.test(key)) {
       throw new ApiError('api_key_invalid', 'Malformed Authorization header: expected `Bearer sk_test_…` or `Bearer sk_live_…`.');
     }
-    const found = await lookup(key);
-    if (!found || (found.expiresAt && found.expiresAt.getTime() <= Date.now())) {
-      throw new ApiError('api_key_invalid', `Invalid API key provided: ${key.slice(0, 8)}…${key.slice(-4)}`);
-    }
-    req.auth = found.owner;
-    callingKeys.set(req, found.keyId);
-    callingLabels.set(req, `${key.slice(0, 8)}…${key.slice(-4)}`);
-    touch(found.keyId);
-    // A restricted key: every route checks its resource and method here, before any router runs.
-    if (found.permissions) checkScope(found.permissions, req.method, req.path);
-    next();
+    const hit = cache.get(key);
+    if (hit && hit.expires > Date.now()) return admit(req, key, hit, next);
+    return lookup(key).then((entry) => admit(req, key, entry, next));
   };
 }

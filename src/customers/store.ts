@@ -21,13 +21,22 @@ export interface CustomerRow {
   updated_at: Date;
 }
 
+/**
+ * A new customer, and in the same statement its entry in the processor-twin work list
+ * (processor_customers_due, swept by src/processor/customers.ts).
+ */
 export async function insertCustomer(sql: Db, o: Owner, input: CreateCustomer): Promise<CustomerRow> {
   const [row] = await sql<CustomerRow[]>`
-    insert into customers (id, account_id, livemode, email, first_name, last_name, phone, company_name, notes, metadata)
-    values (${newId('cus')}, ${o.accountId}, ${o.livemode}, ${input.email}, ${input.first_name ?? ''},
-            ${input.last_name ?? ''}, ${input.phone ?? null}, ${input.company_name ?? null}, ${input.notes ?? null},
-            ${sql.json(metadataOnCreate(input.metadata))})
-    returning *`;
+    with c as (
+      insert into customers (id, account_id, livemode, email, first_name, last_name, phone, company_name, notes, metadata)
+      values (${newId('cus')}, ${o.accountId}, ${o.livemode}, ${input.email}, ${input.first_name ?? ''},
+              ${input.last_name ?? ''}, ${input.phone ?? null}, ${input.company_name ?? null}, ${input.notes ?? null},
+              ${sql.json(metadataOnCreate(input.metadata))})
+      returning *
+    ), due as (
+      insert into processor_customers_due (id, livemode) select id, livemode from c
+    )
+    select * from c`;
   return row!;
 }
 

@@ -64,9 +64,8 @@ const fingerprint = (method: string, path: string, body: unknown) =>
  * second record.
  */
 export function idempotency(sql: Sql): RequestHandler {
-  return async (req, res, next) => {
-    const key = req.get('Idempotency-Key');
-    if (req.method !== 'POST' || key === undefined) return next();
+  const keyed: RequestHandler = async (req, res, next) => {
+    const key = req.get('Idempotency-Key')!;
     if (key.length === 0 || key.length > 255) {
       throw new ApiError('idempotency_key_invalid', 'Idempotency-Key must be 1 to 255 characters long.');
     }
@@ -98,6 +97,8 @@ export function idempotency(sql: Sql): RequestHandler {
     });
     next();
   };
+  // Most requests carry no key: they pass synchronously, without a promise (issue 28.2).
+  return (req, res, next) => (req.method !== 'POST' || req.headers['idempotency-key'] === undefined ? next() : keyed(req, res, next));
 }
 
 /** Stores the answer before it is sent, so that a retry right after it sees the stored answer. */

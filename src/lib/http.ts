@@ -206,3 +206,44 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   }
   res.status(apiError.status).json(apiError.toBody());
 };
+
+/**
+ * `res.json` for this app (issue 28.2): the same bytes and headers as Express's (`Content-Type:
+ * application/json; charset=utf-8`, `Content-Length`), written with one `res.end`. Express's own
+ * path sets the content type twice through mime-types and content-type's parser, asks for an ETag
+ * (off here), checks freshness and copies any body of 1,000 characters or more into a Buffer,
+ * which then goes out in a second write. Whatever that path would treat differently is left to
+ * it: a content type or Transfer-Encoding already set, a conditional request (If-None-Match,
+ * If-Modified-Since), HEAD, a status without a body (204, 205, 304), a value JSON.stringify
+ * answers undefined for, and any of the app's `json …` settings.
+ */
+export function leanJson(app: express.Express): void {
+  const expressJson = express.response.json;
+  app.response.json = function json(this: express.Response, obj: unknown) {
+    const req = this.req;
+    const status = this.statusCode;
+    const settings = this.app.settings as Record<string, unknown>;
+    if (
+      req.method === 'HEAD' ||
+      status === 204 ||
+      status === 205 ||
+      status === 304 ||
+      req.headers['if-none-match'] !== undefined ||
+      req.headers['if-modified-since'] !== undefined ||
+      this.hasHeader('content-type') ||
+      this.hasHeader('transfer-encoding') ||
+      settings['json replacer'] !== undefined ||
+      settings['json spaces'] !== undefined ||
+      settings['json escape'] ||
+      settings['etag fn'] !== undefined
+    ) {
+      return expressJson.call(this, obj);
+    }
+    const body = JSON.stringify(obj) as string | undefined;
+    if (body === undefined) return expressJson.call(this, obj);
+    this.setHeader('Content-Type', 'application/json; charset=utf-8');
+    this.setHeader('Content-Length', Buffer.byteLength(body));
+    this.end(body, 'utf8');
+    return this;
+  };
+}

@@ -3,17 +3,21 @@ import { processorFor } from './select.ts';
 
 /**
  * Every customer gets its processor-side twin (processor_customer_id) from a sweep that runs every
- * second in the processor worker: it reads, through a partial index, the customers still without
- * one and fills them in one statement. Creating a customer therefore costs no job and no Redis
- * round trip, and the rows themselves are the work list, so nothing is lost when Redis is.
+ * second in the processor worker: it reads the work list (processor_customers_due, one row per
+ * customer still without a twin, written by the customer's insert) and fills the twins in one
+ * statement, which also takes them off the list. Creating a customer therefore costs no job and no
+ * Redis round trip, and the rows themselves are the work list, so nothing is lost when Redis is.
+ * The list is a table rather than a partial index of customers (as before migration 0043), so that
+ * filling a twin changes no indexed column of customers and stays a HOT update.
  */
 export const SWEEP_EVERY_MS = 1000;
 const BATCH = 500;
 
-interface MissingTwin {
+interface Due {
   id: string;
   livemode: boolean;
-  email: string;
+  /** Null when the customer is gone (deleted) or already has its twin: only taken off the list. */
+  email: string | null;
   first_name: string;
   last_name: string;
 }
@@ -26,30 +30,41 @@ interface MissingTwin {
 export async function syncProcessorCustomers(s: Services, limit = BATCH): Promise<number> {
   // Live customers wait for live keys (live payments off): they are not read, so they never block the batch.
   const liveOn = processorFor(s, true) !== null;
-  const rows = await s.sql<MissingTwin[]>`
-    select id, livemode, email, first_name, last_name from customers
-    where processor_customer_id is null ${liveOn ? s.sql`` : s.sql`and not livemode`} order by id limit ${limit}`;
+  const rows = await s.sql<Due[]>`
+    select d.id, d.livemode, c.email, c.first_name, c.last_name
+    from processor_customers_due d
+    left join customers c on c.id = d.id and c.processor_customer_id is null
+    ${liveOn ? s.sql`` : s.sql`where not d.livemode`} order by d.id limit ${limit}`;
   if (rows.length === 0) return 0;
+  const todo = rows.filter((r) => r.email !== null);
   const twins = await Promise.allSettled(
-    rows.map((r) =>
-      processorFor(s, r.livemode)!.createCustomer({ reference: r.id, email: r.email, name: `${r.first_name} ${r.last_name}`.trim(), livemode: r.livemode }),
+    todo.map((r) =>
+      processorFor(s, r.livemode)!.createCustomer({ reference: r.id, email: r.email!, name: `${r.first_name} ${r.last_name}`.trim(), livemode: r.livemode }),
     ),
   );
   const ids: string[] = [];
   const pids: string[] = [];
   twins.forEach((t, i) => {
     if (t.status === 'fulfilled') {
-      ids.push(rows[i]!.id);
+      ids.push(todo[i]!.id);
       pids.push(t.value.id);
     } else {
       // Left for the next sweep; the others of the batch go ahead.
-      s.log.warn({ customerId: rows[i]!.id, err: t.reason }, 'processor customer not created; retrying on the next sweep');
+      s.log.warn({ customerId: todo[i]!.id, err: t.reason }, 'processor customer not created; retrying on the next sweep');
     }
   });
-  if (ids.length === 0) return 0;
-  const updated = await s.sql`
-    update customers c set processor_customer_id = v.pid
-    from unnest(${ids}::text[], ${pids}::text[]) as v(id, pid)
-    where c.id = v.id and c.processor_customer_id is null`;
-  return updated.count;
+  // Off the list: the customers filled now, and those gone or filled meanwhile.
+  const done = [...ids, ...rows.filter((r) => r.email === null).map((r) => r.id)];
+  if (done.length === 0) return 0;
+  const [row] = await s.sql<{ filled: number }[]>`
+    with filled as (
+      update customers c set processor_customer_id = v.pid
+      from unnest(${ids}::text[], ${pids}::text[]) as v(id, pid)
+      where c.id = v.id and c.processor_customer_id is null
+      returning c.id
+    ), gone as (
+      delete from processor_customers_due where id = any(${done}::text[])
+    )
+    select count(*)::int as filled from filled`;
+  return row!.filled;
 }
