@@ -82,13 +82,19 @@ export default async function setup(project: TestProject) {
   const admin = new URL(databaseUrl);
   admin.pathname = '/postgres';
   const sql = postgres(admin.toString(), { max: 1, onnotice: () => {} });
-  await sql`drop database if exists ${sql(templateDb)} with (force)`;
-  await sql`create database ${sql(templateDb)}`;
-  const tpl = new URL(databaseUrl);
-  tpl.pathname = `/${templateDb}`;
-  const tsql = postgres(tpl.toString(), { max: 1, onnotice: () => {} });
-  await migrate(tsql);
-  await tsql.end();
+  // One template for the run: the integration, browser and drills projects each run this setup, in
+  // the same process (a migrated template is several seconds of the run's start).
+  const shared = globalThis as { paymentsTestTemplate?: Promise<void> };
+  shared.paymentsTestTemplate ??= (async () => {
+    await sql`drop database if exists ${sql(templateDb)} with (force)`;
+    await sql`create database ${sql(templateDb)}`;
+    const tpl = new URL(databaseUrl);
+    tpl.pathname = `/${templateDb}`;
+    const tsql = postgres(tpl.toString(), { max: 1, onnotice: () => {} });
+    await migrate(tsql);
+    await tsql.end();
+  })();
+  await shared.paymentsTestTemplate;
 
   project.provide('databaseUrl', databaseUrl);
   project.provide('redisUrl', redisUrl);
