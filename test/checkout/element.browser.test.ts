@@ -1,10 +1,11 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DESKTOP, launchBrowser, PHONE, screenshot, startMerchantSite, withPage } from '../helpers/browser.ts';
+import { DESKTOP, PHONE, screenshot, withPage } from '../helpers/browser.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { startStripeStandIn, stripeEnv, type StripeStandIn } from '../helpers/stripe/api.ts';
+import { stripeEnv } from '../helpers/stripe/api.ts';
+import { useStripePage } from '../helpers/stripe/page.ts';
 import { eventually } from '../helpers/wait.ts';
 import { createSession, teaRoomOrder } from './helpers.ts';
 import { DIGITS } from '../helpers/cards.ts';
@@ -54,36 +55,26 @@ async function recordingProxy() {
   };
 }
 
-let api: StripeStandIn;
+const site = useStripePage();
 let proxy: Awaited<ReturnType<typeof recordingProxy>>;
-let merchant: Awaited<ReturnType<typeof startMerchantSite>>;
-let merchantUrl: string;
-let browser: Browser;
 beforeAll(async () => {
-  api = await startStripeStandIn();
   proxy = await recordingProxy();
-  merchant = await startMerchantSite();
-  merchantUrl = merchant.url;
-  browser = await launchBrowser();
 });
 afterAll(async () => {
-  await browser?.close();
-  merchant?.close();
   await proxy?.close();
-  await api?.close();
 });
 
 describe('the Payment Element page with live Stripe keys', () => {
-  const t = useTestServer(() => ({ env: { ...stripeEnv(api), CHECKOUT_URL: `${proxy.url}/checkout` } }));
+  const t = useTestServer(() => ({ env: { ...stripeEnv(site.api), CHECKOUT_URL: `${proxy.url}/checkout` } }));
   let live: string;
   beforeAll(async () => {
     proxy.forwardTo(t.url);
-    api.webhookUrl = `${proxy.url}/processor/stripe/webhook`;
+    site.api.webhookUrl = `${proxy.url}/processor/stripe/webhook`;
     live = (await t.account()).live;
   });
 
   const newSession = () =>
-    createSession(t, live, teaRoomOrder(merchantUrl));
+    createSession(t, live, teaRoomOrder(site.merchantUrl));
 
   /** Console messages about the Content-Security-Policy, and pages that failed to load a script. */
   function watch(page: Page): string[] {
@@ -103,7 +94,7 @@ describe('the Payment Element page with live Stripe keys', () => {
 
   /** Bounded below the test's own timeout, so that a hang says where the page was and what the service saw. */
   async function reachesSuccess(page: Page, id: string) {
-    await page.waitForURL(`${merchantUrl}/success?session=${id}`, { timeout: 20_000 }).catch((err: Error) => {
+    await page.waitForURL(`${site.merchantUrl}/success?session=${id}`, { timeout: 20_000 }).catch((err: Error) => {
       throw new Error(`${err.message}\npage at ${page.url()}\nservice saw: ${proxy.seen.map((r) => r.url).join(', ')}`);
     });
   }
@@ -122,13 +113,13 @@ describe('the Payment Element page with live Stripe keys', () => {
   // session again. The retry stays for a cause not found; a hang says where the page was.
   it('when the payer pays with 4242 through the element, then success_url is reached, the session is COMPLETE with one payment.succeeded, and no card number reached the service', { retry: 1 }, async () => {
     const cs = await newSession();
-    await withPage(browser, DESKTOP, async (page) => {
+    await withPage(site.browser, DESKTOP, async (page) => {
       const problems = watch(page);
       const answer = await page.goto(cs.url);
       expect(answer!.status()).toBe(200);
       const csp = answer!.headers()['content-security-policy']!;
-      expect(csp).toContain(`script-src 'self' ${api.url}`);
-      expect(csp).toContain(`connect-src 'self' ${api.url}`);
+      expect(csp).toContain(`script-src 'self' ${site.api.url}`);
+      expect(csp).toContain(`connect-src 'self' ${site.api.url}`);
       expect(csp).toContain("default-src 'none'");
       expect(csp).toContain("frame-ancestors 'none'");
       expect(csp).not.toContain('unsafe-inline');
@@ -143,11 +134,11 @@ describe('the Payment Element page with live Stripe keys', () => {
     expect(others).toEqual([]);
     expect(payment).toMatchObject({ status: 'SUCCEEDED', email: 'ada@example.com' });
     // The webhook of the same success arrives too (before or after the return): still one completion.
-    await eventually(async () => api.eventsOf('payment_intent.succeeded').some((e) => e.status === 200));
+    await eventually(async () => site.api.eventsOf('payment_intent.succeeded').some((e) => e.status === 200));
     expect(await countEvents('payment.succeeded', payment!.id)).toBe(1);
     expect(await countEvents('checkout.session.completed', cs.id)).toBe(1);
     // The card went to the stand-in of Stripe, and nowhere near the service.
-    expect(api.requestsContaining(DIGITS.visa).length).toBeGreaterThan(0);
+    expect(site.api.requestsContaining(DIGITS.visa).length).toBeGreaterThan(0);
     expect(proxy.seen.some((r) => r.url.includes('/element/prepare'))).toBe(true);
     expect(proxy.seen.filter((r) => r.body.includes('4242') || r.url.includes('4242'))).toEqual([]);
   });
@@ -156,7 +147,7 @@ describe('the Payment Element page with live Stripe keys', () => {
   // confirm on a busy machine), so the message is waited for longer than expect.poll's second.
   it('when the card is declined, then the page says why in its alert region, and another card then pays', async () => {
     const cs = await newSession();
-    await withPage(browser, PHONE, async (page) => {
+    await withPage(site.browser, PHONE, async (page) => {
       const problems = watch(page);
       await page.goto(cs.url);
       await expect.poll(() => page.getByRole('button', { name: /^Pay/ }).isEnabled()).toBe(true);
@@ -179,7 +170,7 @@ describe('the Payment Element page with live Stripe keys', () => {
 
   it('when a 3-D Secure card is used, then Stripe asks for authentication; failed it is shown, completed the payment succeeds', async () => {
     const cs = await newSession();
-    await withPage(browser, DESKTOP, async (page) => {
+    await withPage(site.browser, DESKTOP, async (page) => {
       await page.goto(cs.url);
       await expect.poll(() => page.getByRole('button', { name: /^Pay/ }).isEnabled()).toBe(true);
       await pay(page, DIGITS.threeDS);
@@ -199,7 +190,7 @@ describe('the Payment Element page with live Stripe keys', () => {
   // (3-D Secure) comes back through the return page: that is the one whose webhook can come first.
   it('when the webhook arrives before the payer returns from 3-D Secure, then the return still lands on success_url and the session completed once', async () => {
     const cs = await newSession();
-    await withPage(browser, DESKTOP, async (page) => {
+    await withPage(site.browser, DESKTOP, async (page) => {
       await page.goto(cs.url);
       await expect.poll(() => page.getByRole('button', { name: /^Pay/ }).isEnabled()).toBe(true);
       // The browser's return waits until the service has taken Stripe's event.
@@ -207,7 +198,7 @@ describe('the Payment Element page with live Stripe keys', () => {
       await page.route('**/element/return?*', async (route) => {
         held++;
         const intent = new URL(route.request().url()).searchParams.get('payment_intent');
-        await eventually(async () => api.eventsOf('payment_intent.succeeded').some((e) => e.event.data.object.id === intent && e.status === 200));
+        await eventually(async () => site.api.eventsOf('payment_intent.succeeded').some((e) => e.event.data.object.id === intent && e.status === 200));
         await eventually(async () => (await sessionOf(cs.id)).status === 'COMPLETE');
         await route.continue();
       });
@@ -223,21 +214,21 @@ describe('the Payment Element page with live Stripe keys', () => {
 
   it('when the webhook arrives after the payer returned, then it changes nothing: one completion', async () => {
     const cs = await newSession();
-    api.holdEvents = true;
+    site.api.holdEvents = true;
     try {
-      await withPage(browser, DESKTOP, async (page) => {
+      await withPage(site.browser, DESKTOP, async (page) => {
         await page.goto(cs.url);
         await expect.poll(() => page.getByRole('button', { name: /^Pay/ }).isEnabled()).toBe(true);
         await pay(page, DIGITS.visa);
         await reachesSuccess(page, cs.id);
       });
       expect((await sessionOf(cs.id)).status).toBe('COMPLETE');
-      expect(api.held.some((e) => e.type === 'payment_intent.succeeded')).toBe(true);
+      expect(site.api.held.some((e) => e.type === 'payment_intent.succeeded')).toBe(true);
     } finally {
-      await api.release();
+      await site.api.release();
     }
     const intent = (await t.sql`select payment_intent_id from checkout_sessions where id = ${cs.id}`)[0]!.payment_intent_id;
-    expect(api.eventsOf('payment_intent.succeeded').find((e) => e.event.data.object.id === intent)?.status).toBe(200);
+    expect(site.api.eventsOf('payment_intent.succeeded').find((e) => e.event.data.object.id === intent)?.status).toBe(200);
     const [payment, ...others] = await paymentsOf(cs.id);
     expect(others).toEqual([]);
     expect(await countEvents('payment.succeeded', payment!.id)).toBe(1);
@@ -247,7 +238,7 @@ describe('the Payment Element page with live Stripe keys', () => {
   it('when anything was paid on these pages, then no request the service received carried a card number', () => {
     expect(proxy.seen.length).toBeGreaterThan(10);
     for (const card of [DIGITS.visa, DIGITS.insufficientFunds, DIGITS.threeDS]) {
-      expect(api.requestsContaining(card).length).toBeGreaterThan(0);
+      expect(site.api.requestsContaining(card).length).toBeGreaterThan(0);
       expect(proxy.seen.filter((r) => r.body.includes(card) || r.url.includes(card))).toEqual([]);
     }
   });
@@ -259,7 +250,7 @@ describe('a live session without live keys', () => {
   it('when the payer opens it, then the page refuses with a clear message and no form (200: the merchant\'s setup, not an outage), and a pay post is refused too (409)', async () => {
     const { live } = await t.account();
     const cs = await createSession(t, live);
-    await withPage(browser, PHONE, async (page) => {
+    await withPage(site.browser, PHONE, async (page) => {
       const answer = await page.goto(cs.url);
       expect(answer!.status()).toBe(200);
       expect(await page.getByText('This merchant cannot take live payments yet').count()).toBe(1);

@@ -1,14 +1,15 @@
-import type { Browser, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { BLOCKED_MESSAGE } from '../../src/checkout/pay.ts';
 import { sweepReviews } from '../../src/checkout/review.ts';
-import { DESKTOP, launchBrowser, PHONE, screenshot, startMerchantSite, withPage } from '../helpers/browser.ts';
+import { DESKTOP, PHONE, screenshot, withPage } from '../helpers/browser.ts';
 import { DIGITS } from '../helpers/cards.ts';
 import { signedIn, type DashClient } from '../helpers/dash-client.ts';
 import { eventsFor } from '../helpers/events.ts';
 import { createSession, teaRoomOrder } from '../helpers/factories.ts';
 import { useTestServer } from '../helpers/server.ts';
-import { fingerprintOf, startStripeStandIn, stripeEnv, type StripeStandIn } from '../helpers/stripe/api.ts';
+import { fingerprintOf, stripeEnv } from '../helpers/stripe/api.ts';
+import { useStripePage } from '../helpers/stripe/page.ts';
 import { eventually } from '../helpers/wait.ts';
 
 /**
@@ -19,27 +20,13 @@ import { eventually } from '../helpers/wait.ts';
  * the stand-in, then captured or cancelled there by the decision.
  */
 
-let api: StripeStandIn;
-let merchant: Awaited<ReturnType<typeof startMerchantSite>>;
-let merchantUrl: string;
-let browser: Browser;
-beforeAll(async () => {
-  api = await startStripeStandIn();
-  merchant = await startMerchantSite();
-  merchantUrl = merchant.url;
-  browser = await launchBrowser();
-});
-afterAll(async () => {
-  await browser?.close();
-  merchant?.close();
-  await api?.close();
-});
+const site = useStripePage();
 
 describe('fraud rules on the Payment Element page with live Stripe keys', { timeout: 120_000 }, () => {
   // Every attempt of this file comes from 127.0.0.1: the card-testing limits are not what is tested here.
-  const t = useTestServer(() => ({ env: { ...stripeEnv(api), RATE_LIMIT_PAY_PER_CLIENT_PER_HOUR: '1000', RATE_LIMIT_PAY_PER_SESSION_PER_HOUR: '100' } }));
+  const t = useTestServer(() => ({ env: { ...stripeEnv(site.api), RATE_LIMIT_PAY_PER_CLIENT_PER_HOUR: '1000', RATE_LIMIT_PAY_PER_SESSION_PER_HOUR: '100' } }));
   beforeAll(() => {
-    api.webhookUrl = `${t.url}/processor/stripe/webhook`;
+    site.api.webhookUrl = `${t.url}/processor/stripe/webhook`;
   });
 
   const call = async (key: string, method: string, path: string, body?: unknown) => {
@@ -51,7 +38,7 @@ describe('fraud rules on the Payment Element page with live Stripe keys', { time
     t.sql<{ id: string; status: string; failure_code: string | null }[]>`select id, status, failure_code from payments where checkout_session_id = ${id} order by id`;
   const intentOf = async (sessionId: string) => (await t.sql<{ payment_intent_id: string }[]>`select payment_intent_id from checkout_sessions where id = ${sessionId}`)[0]!.payment_intent_id;
   const sessionStatus = async (id: string) => (await t.sql<{ status: string }[]>`select status from checkout_sessions where id = ${id}`)[0]!.status;
-  const chargesOf = (intent: string) => [...api.charges.values()].filter((c) => c.payment_intent === intent);
+  const chargesOf = (intent: string) => [...site.api.charges.values()].filter((c) => c.payment_intent === intent);
   const countEvents = async (type: string, objectId: string) =>
     Number((await t.sql`select count(*)::int as n from events where type = ${type} and data->'object'->>'id' = ${objectId}`)[0]!.n);
 
@@ -75,15 +62,15 @@ describe('fraud rules on the Payment Element page with live Stripe keys', { time
     await expect.poll(async () => (await paymentsOf(sessionId)).filter((p) => p.status !== 'PENDING').length, { timeout: 15_000 }).toBe(attempts);
   }
   async function reachesSuccess(page: Page, id: string) {
-    await page.waitForURL(`${merchantUrl}/success?session=${id}`, { timeout: 20_000 });
+    await page.waitForURL(`${site.merchantUrl}/success?session=${id}`, { timeout: 20_000 });
   }
 
   it('when the card is issued in a blocked country, or its fingerprint is on the block list, then the payer reads a plain decline and Stripe is never asked to confirm; another card then pays', async () => {
     const { live } = await t.account();
     const country = await call(live, 'POST', '/v1/fraud/lists', { kind: 'card_country', value: 'BR' });
     const card = await call(live, 'POST', '/v1/fraud/lists', { kind: 'card_fingerprint', value: fingerprintOf(DIGITS.canada) });
-    const cs = await createSession(t, live, teaRoomOrder(merchantUrl));
-    await withPage(browser, PHONE, async (page) => {
+    const cs = await createSession(t, live, teaRoomOrder(site.merchantUrl));
+    await withPage(site.browser, PHONE, async (page) => {
       await open(page, cs.url);
       await pay(page, DIGITS.brazil);
       await expect.poll(() => page.locator('#payment-message').textContent(), SLOW).toBe(BLOCKED_MESSAGE);
@@ -109,10 +96,10 @@ describe('fraud rules on the Payment Element page with live Stripe keys', { time
     });
     // Stripe saw one confirmation and one charge: the card that paid. The blocked cards reached only its token endpoint.
     const intent = await intentOf(cs.id);
-    expect(api.confirmsOf(intent)).toHaveLength(1);
+    expect(site.api.confirmsOf(intent)).toHaveLength(1);
     expect(chargesOf(intent)).toHaveLength(1);
     for (const blocked of [DIGITS.brazil, DIGITS.canada]) {
-      expect(api.requestsContaining(blocked).map((r) => r.path)).toEqual(['/v1/confirmation_tokens']);
+      expect(site.api.requestsContaining(blocked).map((r) => r.path)).toEqual(['/v1/confirmation_tokens']);
     }
     expect(await countEvents('checkout.session.completed', cs.id)).toBe(1);
   });
@@ -124,8 +111,8 @@ describe('fraud rules on the Payment Element page with live Stripe keys', { time
       action: 'block',
       conditions: [{ attribute: 'card_attempts', window_seconds: 600, operator: 'gte', value: 2 }],
     });
-    const cs = await createSession(t, live, teaRoomOrder(merchantUrl));
-    await withPage(browser, DESKTOP, async (page) => {
+    const cs = await createSession(t, live, teaRoomOrder(site.merchantUrl));
+    await withPage(site.browser, DESKTOP, async (page) => {
       await open(page, cs.url);
       await pay(page, DIGITS.declined);
       await expect.poll(() => page.locator('#payment-message').textContent(), SLOW).toContain('declined');
@@ -140,16 +127,16 @@ describe('fraud rules on the Payment Element page with live Stripe keys', { time
       card: { fingerprint: fingerprintOf(DIGITS.declined) },
     });
     // The bank saw the first two; the third never reached a confirmation.
-    expect(api.confirmsOf(await intentOf(cs.id))).toHaveLength(2);
+    expect(site.api.confirmsOf(await intentOf(cs.id))).toHaveLength(2);
     // A fresh checkout of the same merchant does not reset the count: the card is what is counted.
-    const next = await createSession(t, live, teaRoomOrder(merchantUrl));
-    await withPage(browser, DESKTOP, async (page) => {
+    const next = await createSession(t, live, teaRoomOrder(site.merchantUrl));
+    await withPage(site.browser, DESKTOP, async (page) => {
       await open(page, next.url);
       await pay(page, DIGITS.declined);
       await expect.poll(() => page.locator('#payment-message').textContent(), SLOW).toBe(BLOCKED_MESSAGE);
     });
     expect((await paymentsOf(next.id)).map((r) => r.failure_code)).toEqual(['blocked']);
-    expect(api.confirmsOf(await intentOf(next.id))).toHaveLength(0);
+    expect(site.api.confirmsOf(await intentOf(next.id))).toHaveLength(0);
   });
 
   describe('a review rule', () => {
@@ -165,10 +152,10 @@ describe('fraud rules on the Payment Element page with live Stripe keys', { time
       ruleId = (await call(live, 'POST', '/v1/fraud/rules', { name: 'Large orders', action: 'review', conditions: [{ attribute: 'amount_cents', operator: 'gte', value: 4000 }] })).id;
     });
 
-    /** A $49.00 order paid in the browser with 4242: the rule holds it. */
+    /** A $49.00 order paid in the site.browser with 4242: the rule holds it. */
     async function held() {
-      const cs = await createSession(t, live, teaRoomOrder(merchantUrl));
-      await withPage(browser, DESKTOP, async (page) => {
+      const cs = await createSession(t, live, teaRoomOrder(site.merchantUrl));
+      await withPage(site.browser, DESKTOP, async (page) => {
         await open(page, cs.url);
         await pay(page, DIGITS.visa);
         await expect.poll(() => page.getByRole('heading', { name: 'Payment under review' }).count(), { timeout: 20_000 }).toBe(1);
@@ -191,7 +178,7 @@ describe('fraud rules on the Payment Element page with live Stripe keys', { time
 
     it('when a review rule matches, then Stripe only authorises (manual capture) and the payment is held; approving it in the dashboard captures at Stripe and completes the session, with payment.review_closed', async () => {
       const { cs, paymentId, intent } = await held();
-      expect(api.intents.get(intent)).toMatchObject({ status: 'requires_capture', capture_method: 'manual' });
+      expect(site.api.intents.get(intent)).toMatchObject({ status: 'requires_capture', capture_method: 'manual' });
       expect(await call(live, 'GET', `/v1/payments/${paymentId}`)).toMatchObject({
         status: 'PENDING',
         fraud: { action: 'review', rule_id: ruleId },
@@ -200,12 +187,12 @@ describe('fraud rules on the Payment Element page with live Stripe keys', { time
       });
       expect(await sessionStatus(cs.id)).toBe('OPEN');
       await decide(paymentId, 'approve');
-      expect(api.intents.get(intent)!.status).toBe('succeeded');
-      expect(api.requests.filter((r) => r.method === 'POST' && r.path === `/v1/payment_intents/${intent}/capture`)).toHaveLength(1);
+      expect(site.api.intents.get(intent)!.status).toBe('succeeded');
+      expect(site.api.requests.filter((r) => r.method === 'POST' && r.path === `/v1/payment_intents/${intent}/capture`)).toHaveLength(1);
       expect(await call(live, 'GET', `/v1/payments/${paymentId}`)).toMatchObject({ status: 'SUCCEEDED', review: { status: 'approved', closed_by: 'owner@shop.example' } });
       expect(await sessionStatus(cs.id)).toBe('COMPLETE');
       // Stripe's payment_intent.succeeded of the capture comes too: it changes nothing.
-      await eventually(async () => api.eventsOf('payment_intent.succeeded').some((e) => e.event.data.object.id === intent && e.status === 200));
+      await eventually(async () => site.api.eventsOf('payment_intent.succeeded').some((e) => e.event.data.object.id === intent && e.status === 200));
       expect(await eventsFor(t, paymentId)).toEqual(['payment.review_opened', 'payment.succeeded', 'payment.review_closed']);
       expect(await countEvents('checkout.session.completed', cs.id)).toBe(1);
     });
@@ -213,7 +200,7 @@ describe('fraud rules on the Payment Element page with live Stripe keys', { time
     it('when the owner refuses, or nobody decides before the deadline (the payment-reviews pass), then the authorisation is cancelled at Stripe and the payment fails, with payment.review_closed', async () => {
       const refused = await held();
       await decide(refused.paymentId, 'refuse');
-      expect(api.intents.get(refused.intent)).toMatchObject({ status: 'canceled' });
+      expect(site.api.intents.get(refused.intent)).toMatchObject({ status: 'canceled' });
       expect(await call(live, 'GET', `/v1/payments/${refused.paymentId}`)).toMatchObject({ status: 'FAILED', failure_code: 'review_refused', review: { status: 'refused' } });
       expect(await eventsFor(t, refused.paymentId)).toEqual(['payment.review_opened', 'payment.failed', 'payment.review_closed']);
 
@@ -221,7 +208,7 @@ describe('fraud rules on the Payment Element page with live Stripe keys', { time
       expect(await sweepReviews(t.s)).toBe(0); // not due yet
       await t.sql`update payments set review_deadline = now() - interval '1 second' where id = ${expired.paymentId}`;
       expect(await sweepReviews(t.s)).toBe(1);
-      expect(api.intents.get(expired.intent)).toMatchObject({ status: 'canceled', cancellation_reason: 'fraudulent' });
+      expect(site.api.intents.get(expired.intent)).toMatchObject({ status: 'canceled', cancellation_reason: 'fraudulent' });
       expect(await call(live, 'GET', `/v1/payments/${expired.paymentId}`)).toMatchObject({
         status: 'FAILED',
         failure_code: 'review_expired',
@@ -234,7 +221,7 @@ describe('fraud rules on the Payment Element page with live Stripe keys', { time
         expect(await sessionStatus(cs.id)).toBe('OPEN');
       }
       // Stripe's payment_intent.canceled events change nothing.
-      await eventually(async () => api.eventsOf('payment_intent.canceled').filter((e) => e.status === 200).length >= 2);
+      await eventually(async () => site.api.eventsOf('payment_intent.canceled').filter((e) => e.status === 200).length >= 2);
       expect(await eventsFor(t, expired.paymentId)).toEqual(['payment.review_opened', 'payment.failed', 'payment.review_closed']);
     });
   });

@@ -1,6 +1,4 @@
 import { existsSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { mkdir } from 'node:fs/promises';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { inject } from 'vitest';
@@ -86,11 +84,4 @@ export async function payOnHostedPage(page: Page, base: string, sessionId: strin
   await page.getByLabel('Expiry').fill('12/34');
   await page.getByLabel('CVC').fill('123');
   await page.getByRole('button', { name: /^Pay/ }).click();
-}
-
-/** The merchant's own site for success_url and cancel_url: a page that names the path it was asked for. */
-export async function startMerchantSite(): Promise<{ url: string; close: () => void }> {
-  const server = http.createServer((req, res) => res.writeHead(200, { 'content-type': 'text/html' }).end(`<h1>Merchant ${req.url}</h1>`));
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => server.close() };
 }
