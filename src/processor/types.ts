@@ -242,8 +242,9 @@ export interface Processor {
    * Test helpers only (`POST /v1/test-helpers/payments/:id/dispute`): the cardholder disputes the
    * charged attempt `attempt` (our payment id) now, as card 4000 0000 0000 0259 has it disputed a
    * moment after the charge. Idempotent by attempt: one dispute per charge, an existing one is
-   * answered as it is. Null when the processor never charged that attempt. Only the simulator has
-   * it: Stripe opens test disputes only for its disputed test cards.
+   * answered as it is, with `opened` false (true for the call that opened it). Null when the
+   * processor never charged that attempt. Only the simulator has it: Stripe opens test disputes
+   * only for its disputed test cards.
    */
-  openDispute?(input: { attempt: string; amount: number; reason: string }): Promise<ProcessorDispute | null>;
+  openDispute?(input: { attempt: string; amount: number; reason: string }): Promise<{ dispute: ProcessorDispute; opened: boolean } | null>;
 }

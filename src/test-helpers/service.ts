@@ -5,7 +5,7 @@ import { expireSessionNow, pageEmail, retrieveSession } from '../checkout/servic
 import { dueSessionIds, type SessionRow } from '../checkout/store.ts';
 import { withTx } from '../db/tx.ts';
 import { recordProcessorDispute } from '../disputes/service.ts';
-import type { DisputeRow } from '../disputes/store.ts';
+import { findByProcessorId, type DisputeRow } from '../disputes/store.ts';
 import { sendDueReminder } from '../invoices/reminders.ts';
 import { dueRemindersOf } from '../invoices/store.ts';
 import { chargeDueBy } from '../installments/charge.ts';
@@ -202,8 +202,11 @@ export async function disputePayment(s: Services, o: Owner, id: string, input: D
   if (!processor.openDispute) throw invalidState(stripeMessage);
   const opened = await processor.openDispute({ attempt: payment.id, amount: left, reason: input.reason ?? 'fraudulent' });
   if (!opened) throw invalidState(`The simulator has no charge for this payment. ${stripeMessage}`);
-  const row = await recordProcessorDispute(s, opened, o.livemode, log);
-  // Recorded meanwhile by the sync (card 0259's own dispute) or by a concurrent call.
+  // Opened by a concurrent call, or card 0259's own dispute: this call is refused.
+  if (!opened.opened) throw already();
+  // Recorded by this call or, when the disputes sync found it between its opening and here, by the
+  // sync: either way the dispute this call opened, answered as such.
+  const row = (await recordProcessorDispute(s, opened.dispute, o.livemode, log)) ?? (await findByProcessorId(s.sql, opened.dispute.id));
   if (!row) throw already();
   return row;
 }

@@ -17,9 +17,12 @@ const baseEnv = () => ({
   LOG_LEVEL: 'info',
 });
 
-async function waitFor(url: string, child: ChildProcess) {
-  for (let i = 0; i < 100; i++) {
-    if (child.exitCode !== null) throw new Error('the service exited');
+// A new database is created and every migration applied before /readyz answers: on a loaded CI
+// machine that has taken more than 10 s, so the wait is a deadline and the failure shows the output.
+async function waitFor(url: string, svc: { child: ChildProcess; out: () => string }, ms = 60_000) {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (svc.child.exitCode !== null) throw new Error(`the service exited:\n${svc.out()}`);
     try {
       if ((await fetch(url)).ok) return;
     } catch {
@@ -27,7 +30,7 @@ async function waitFor(url: string, child: ChildProcess) {
     }
     await new Promise((r) => setTimeout(r, 100)); // a poll until the process answers
   }
-  throw new Error(`${url} never answered`);
+  throw new Error(`${url} never answered:\n${svc.out()}`);
 }
 
 beforeAll(async () => {
@@ -44,7 +47,7 @@ describe('the service as a process', () => {
     const env = { ...baseEnv(), PORT: String(port) };
     const svc = run('src/main.ts', [], env);
     try {
-      await waitFor(`http://127.0.0.1:${port}/readyz`, svc.child);
+      await waitFor(`http://127.0.0.1:${port}/readyz`, svc);
       // A new account with its test key; the account id is on stderr, for the live key of the same account.
       const first = await run('scripts/create-key.ts', ['--mode', 'test'], env).done;
       expect(first.code, first.stderr).toBe(0);

@@ -1,5 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { syncNewDisputes } from '../../src/disputes/service.ts';
+import { recordProcessorDispute, syncNewDisputes } from '../../src/disputes/service.ts';
+import { ownerOf } from '../../src/lib/owner.ts';
+import { disputePayment } from '../../src/test-helpers/service.ts';
 import { refundsWorker } from '../../workers/refunds.ts';
 import { eventsFor } from '../helpers/events.ts';
 import { useTestServer } from '../helpers/server.ts';
@@ -89,6 +91,27 @@ describe('disputing a payment with the test helper', () => {
     expect(answers.filter((a) => a.status === 200)).toHaveLength(1);
     for (const a of answers.filter((x) => x.status !== 200)) expect(a.body.error).toMatchObject({ type: 'invalid_request_error', code: 'charge_disputed' });
     expect(await disputeRows(paymentId)).toHaveLength(1);
+  });
+
+  it('when the disputes sync records the dispute between the helper opening it and recording it, then the helper answers 200 with that dispute, recorded once', async () => {
+    const paymentId = await paid();
+    const [payment] = await t.sql<{ account_id: string; livemode: boolean }[]>`select account_id, livemode from payments where id = ${paymentId}`;
+    const simulator = t.s.processors.test!;
+    // The processor as the sync finds it: the sync runs (and records the dispute) the moment it is opened.
+    const racing = {
+      ...simulator,
+      openDispute: async (input: Parameters<NonNullable<typeof simulator.openDispute>>[0]) => {
+        const opened = await simulator.openDispute!(input);
+        await recordProcessorDispute(t.s, opened!.dispute, false, t.s.log);
+        return opened;
+      },
+    };
+    const row = await disputePayment({ ...t.s, processors: { ...t.s.processors, test: racing } }, ownerOf(payment!), paymentId, {}, t.s.log);
+    expect(row).toMatchObject({ payment_id: paymentId, status: 'NEEDS_RESPONSE' });
+    expect((await disputeRows(paymentId)).map((r) => r.id)).toEqual([row.id]);
+    expect(await eventsFor(t, row.id)).toEqual(['dispute.created']);
+    // A second call finds it opened already: refused, as before.
+    expect((await dispute(paymentId)).body.error).toMatchObject({ code: 'charge_disputed' });
   });
 
   it('when the payment is partly refunded, then the dispute is for what is left; refunded in full, it is refused', async () => {

@@ -2,6 +2,7 @@ import type { Job } from 'bullmq';
 import { describe, expect, it } from 'vitest';
 import { withTx } from '../../src/db/tx.ts';
 import type { ApiObject } from '../../src/events/presenter.ts';
+import { reconcileDeliveries } from '../../src/webhooks/deliver.ts';
 import { recordEvents } from '../../src/webhooks/outbox.ts';
 import { reconcileWorker } from '../../workers/reconcile.ts';
 import { webhookDeliveryWorker } from '../../workers/webhook-delivery.ts';
@@ -92,6 +93,10 @@ describe('ordered endpoints', () => {
       // look: an attempt in flight at the first promotion schedules its retry after it.
       await eventually(async () => {
         await t.s.queues.get('webhook-delivery').promoteJobs();
+        // An attempt in flight at the update above finds attempt_count moved, records nothing (another
+        // run's attempt, as far as it knows) and schedules no retry: the reconcile pass sends the
+        // delivery again, as it would in production within RECONCILE_INTERVAL_MS.
+        await reconcileDeliveries(t.s);
         return (await statuses(ep.id)).find((d) => d.event_id === p0)?.status === 'FAILED';
       }, 30_000);
       healthy = true;
