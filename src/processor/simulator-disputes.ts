@@ -61,7 +61,7 @@ export function simulatorDisputes(sql: Sql): DisputeFunctions {
 
   return {
     async listDisputes({ since, startingAfter, limit }) {
-      const inserted = await sql`
+      await sql`
         insert into simulator_disputes (id, attempt_id, intent_id, amount_cents, currency, livemode, reason, status, evidence_due_by)
         select 'du_sim_' || substr(md5(a.attempt_id), 1, 24), a.attempt_id, a.intent_id, i.amount_cents, i.currency, i.livemode,
           'fraudulent', 'needs_response', now() + make_interval(days => ${EVIDENCE_DAYS})
