@@ -1,5 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { defineConfig } from 'vitest/config';
+import { LongestFirst } from './test/sequencer.ts';
 
 // Four projects, so that a developer runs what a change touches (docs/architecture.md, README "Tests"):
 // - `unit`: pure functions (`*.unit.test.ts`), no Postgres, Redis or browser: runs in seconds.
@@ -37,6 +38,8 @@ export default defineConfig({
   test: {
     pool: 'forks',
     maxWorkers: WORKERS,
+    // Long files first in their project (test/sequencer.ts): a clean clone has no timings to order by.
+    sequence: { sequencer: LongestFirst },
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // The JSON report lets .ci/run print a plain "N passed, N failed" closing line.

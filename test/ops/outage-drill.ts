@@ -154,11 +154,15 @@ export async function expectSurvived(svc: DrillService, load: ReturnType<typeof 
 
     // A keyed call that answered 503 can be retried with its key: it runs (200, once), or, when the
     // outage kept the key from being freed, it is still held (409) until the 60 s stale-lock rule.
+    // Held, the first request's customer is there at most once: none, or one when the cut fell on
+    // its COMMIT, which Postgres applied while the acknowledgement was lost (a commit in doubt: the
+    // service answered 503 without knowing; docs/decisions.md, "Idempotency").
     for (const c of calls.filter((x) => x.op === 'customer' && x.status === 503)) {
       const retry = await fetch(`${svc.base}${c.path}`, { method: 'POST', headers: { ...svc.headers, 'idempotency-key': c.key! }, body: JSON.stringify(c.sent) });
       expect([200, 409]).toContain(retry.status);
       const [row] = await sql<{ n: number }[]>`select count(*)::int as n from customers where email = ${(c.sent as { email: string }).email}`;
-      expect(row!.n).toBe(retry.status === 200 ? 1 : 0);
+      if (retry.status === 200) expect(row!.n).toBe(1);
+      else expect(row!.n).toBeLessThanOrEqual(1);
     }
 
     // Every event recorded is delivered to the receiver (retried by BullMQ or by the reconciler).
