@@ -38,7 +38,7 @@ export default defineConfig({
   test: {
     pool: 'forks',
     maxWorkers: WORKERS,
-    // Long files first in their project (test/sequencer.ts): a clean clone has no timings to order by.
+    // The longest drills and unit files first (test/sequencer.ts): a clean clone has no timings to order by.
     sequence: { sequencer: LongestFirst },
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -1,15 +1,15 @@
 import { BaseSequencer, type TestSpecification } from 'vitest/node';
 
 /**
- * Seconds a file took in a quiet full run (2026-11-27, four workers, drills two): the longest of
- * each project, and every drill. Each group of files ends when its last file does, so a long file
- * that starts last makes the whole run wait for it: on a clean clone (CI) vitest has no timings of
- * an earlier run and starts files in the order it found them, which put the two longest drills last
- * and left one worker idle for 20 s. These start first in their project; the others keep vitest's
- * order (by its cached timings when it has them).
+ * Seconds a file took in a quiet full run (2026-11-27, drills two at a time). The drills run last,
+ * in a group of their own, and the group ends when its last file does: on a clean clone (CI) vitest
+ * has no timings of an earlier run and starts files in the order it found them, which put the two
+ * longest drills last and left one worker idle for 20 s. The unit files run at the very end of the
+ * other group, where cli.unit.test.ts alone took 8 s. These start first in their project; the other
+ * files keep vitest's order. (Longest first everywhere was slower in the one run that tried it: the four heaviest browser files
+ * at once took the browser project from 68 s to 80 s.)
  */
 const SECONDS: Record<string, number> = {
-  // drills (their own group, two at a time: the order decides the group's end)
   'test/ops/shutdown.test.ts': 26,
   'test/ops/postgres-restart.test.ts': 23,
   'test/ops/zero-setup.test.ts': 21,
@@ -22,24 +22,6 @@ const SECONDS: Record<string, number> = {
   'test/ops/pgbouncer.test.ts': 10,
   'test/ops/cluster.test.ts': 6,
   'test/ops/port-in-use.test.ts': 6,
-  // integration
-  'test/disputes/api.test.ts': 30,
-  'test/ops/no-5xx-dashboard.test.ts': 28,
-  'test/platform/process.test.ts': 28,
-  'test/ops/no-5xx.test.ts': 27,
-  'test/platform/readme.test.ts': 26,
-  'test/cli/listen.test.ts': 17,
-  'test/metrics/prometheus.test.ts': 17,
-  'test/platform/production-database.test.ts': 16,
-  'test/webhooks/throttle.test.ts': 16,
-  'test/dashboard/payments.test.ts': 16,
-  // browser
-  'test/dashboard/passkeys.browser.test.ts': 21,
-  'test/openapi/docs.browser.test.ts': 20,
-  'test/dashboard/keys-settings.browser.test.ts': 19,
-  'test/dashboard/webhooks.browser.test.ts': 17,
-  'test/dashboard/sessions-links.browser.test.ts': 14,
-  // unit
   'test/platform/cli.unit.test.ts': 8,
 };
 
