@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/process.ts';
+import { eventually } from '../helpers/wait.ts';
 import { alive, procfile, useServiceProcesses, waitReady, within } from './service-processes.ts';
 
 const SHUTDOWN_TIMEOUT_MS = 20_000;
 const p = useServiceProcesses('stopw', SHUTDOWN_TIMEOUT_MS);
 const { start, baseEnv } = p;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe('SIGTERM to the worker process', () => {
   it.each([
@@ -13,7 +13,7 @@ describe('SIGTERM to the worker process', () => {
     ['the Procfile worker line', ['sh', '-c', procfile('worker')], { PATH: '/usr/local/bin:/usr/bin:/bin' }],
   ])('when %s gets SIGTERM, then the worker process stops its workers and exits 0, and nothing is left running', async (_name, command, extra) => {
     const svc = start(command, { ...baseEnv(0), ...extra });
-    for (let i = 0; i < 200 && !svc.logs().some((l) => l.msg === 'started'); i++) await sleep(100);
+    await eventually(() => Promise.resolve(svc.logs().some((l) => l.msg === 'started')), 20_000);
     const pid = svc.logs().find((l) => l.msg === 'started')?.pid as number;
     expect(pid).toBeGreaterThan(0);
     if (command[0] === 'sh') expect(pid).toBe(svc.child.pid); // exec: the shell became node

@@ -2,7 +2,7 @@ import net from 'node:net';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { dbUrl, freePort } from '../helpers/process.ts';
-import { eventually } from '../helpers/wait.ts';
+import { eventually, sleep } from '../helpers/wait.ts';
 import { alive, procfile, useServiceProcesses, waitReady, within } from './service-processes.ts';
 
 // Idle connections get min(keep-alive 5 s, SHUTDOWN_TIMEOUT_MS / 4) = 3 s: past the second after the
@@ -65,7 +65,6 @@ async function connect(port: number) {
   };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** True once a new connection is refused (bounded: 3 s). */
 async function refused(port: number): Promise<boolean> {
@@ -76,7 +75,7 @@ async function refused(port: number): Promise<boolean> {
       s.once('error', (err: NodeJS.ErrnoException) => resolve(err.code === 'ECONNREFUSED'));
     });
     if (ok) return true;
-    await sleep(100);
+    await sleep(100); // a poll: the listener closes a moment after the signal
   }
   return false;
 }
