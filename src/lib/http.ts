@@ -1,23 +1,11 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
-import { randomFillSync } from 'node:crypto';
 import type { Logger } from 'pino';
 import { isDatabaseUnavailable } from './dependencies.ts';
 import { ApiError } from './errors.ts';
+import { randomView } from './random.ts';
 import { findTooDeep, MAX_BODY_DEPTH } from './validate.ts';
 
-// Random bytes are drawn 3 KB at a time: a randomBytes call per request cost about 2 % of a GET.
-const ID_BYTES = 12;
-const idPool = Buffer.alloc(ID_BYTES * 256);
-let idOffset = idPool.length;
-
-const newRequestId = () => {
-  if (idOffset === idPool.length) {
-    randomFillSync(idPool);
-    idOffset = 0;
-  }
-  idOffset += ID_BYTES;
-  return `req_${idPool.toString('base64url', idOffset - ID_BYTES, idOffset)}`;
-};
+const newRequestId = () => `req_${randomView(12).toString('base64url')}`;
 
 /** Told of every answered request and how long it took (the HTTP metrics, src/metrics/http.ts). */
 export type RequestObserver = (req: express.Request, res: express.Response, seconds: number) => void;

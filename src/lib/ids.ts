@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { randomView } from './random.ts';
 
 // Crockford base32, lowercase: sorts byte-wise in the same order as the numbers it encodes.
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz';
@@ -52,7 +52,7 @@ function encode(n: number, len: number): string {
 
 function freshRandom(): string {
   // 256 is a multiple of 32, so each masked byte is a uniform base-32 digit.
-  const bytes = randomBytes(RAND_LEN);
+  const bytes = randomView(RAND_LEN);
   let out = '';
   for (let i = 0; i < RAND_LEN; i++) out += ALPHABET[bytes[i]! & 31];
   return out;

@@ -1,9 +1,10 @@
 import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
 import { parseCookie, stringifySetCookie } from 'cookie';
 import helmet from 'helmet';
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Sql } from '../db/sql.ts';
 import { isDatabaseUnavailable } from '../lib/dependencies.ts';
+import { randomView } from '../lib/random.ts';
 import { brandCssHash, messagePage, PAGE_CSS_HASH, type PageBrand } from './layout.ts';
 
 /**
@@ -138,7 +139,7 @@ export function createCsrf(sql: Sql): Csrf {
     async token(req, res, scope) {
       let nonce = readCookie(req, COOKIE);
       if (!nonce || !NONCE.test(nonce)) {
-        nonce = randomBytes(16).toString('base64url');
+        nonce = randomView(16).toString('base64url');
         res.append('Set-Cookie', stringifySetCookie(COOKIE, nonce, { path: '/', httpOnly: true, sameSite: 'lax', maxAge: 86400, secure: req.secure }));
       }
       return sign(nonce, scope);
