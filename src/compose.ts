@@ -20,7 +20,7 @@ import type { Services } from './services.ts';
 // Imported by src/runtime.ts, scripts/, bench/ and the test helpers; nothing in src/ or workers/
 // but runtime.ts imports it (test/structure), so no component can reach the others through it.
 
-export async function createServices(config: Config, log: Logger = createLogger(config.logLevel)): Promise<Services> {
+export async function createServices(config: Config, log: Logger = createLogger(config.logLevel, undefined, config.logFlushMs)): Promise<Services> {
   // Outside production a missing database is made (a laptop's first start); in production only the
   // release step (`npm run migrate`) may make one: a mistyped DATABASE_URL must not start an empty service.
   if (config.production) await requireDatabase(config.databaseUrl);

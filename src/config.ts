@@ -53,6 +53,13 @@ const EnvSchema = z.object({
   CHECKOUT_URL: z.url().optional(),
   PUBLIC_LINK_URL: z.url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /**
+   * The longest a log line waits in the process before it is written to stdout: lines go out in
+   * blocks of up to 4 KB, at the latest every LOG_FLUSH_MS, and all of them when the process exits
+   * (a SIGKILL loses at most that much). A write per line cost about 20 µs of a GET's CPU (issue 28).
+   * 0 writes each line at once.
+   */
+  LOG_FLUSH_MS: int(100),
   /** Per process. 10 (postgres.js's own default): on a 2-core box 20 busy backends starved the web process (bench/RESULTS.md). */
   DB_POOL_MAX: int(10, 1),
   /** Web processes forked by node:cluster, sharing PORT; each has its own pool of DB_POOL_MAX connections. */
@@ -323,6 +330,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       retrySeconds: e.INSTALLMENT_TEST_RETRY_SECONDS ?? null,
     },
     logLevel: e.LOG_LEVEL,
+    logFlushMs: e.LOG_FLUSH_MS,
     dbPoolMax: e.DB_POOL_MAX,
     dbTimeouts: {
       statementMs: e.DB_STATEMENT_TIMEOUT_MS,

@@ -37,7 +37,7 @@ export async function run(opts: RunOptions): Promise<void> {
   let serving: ReturnType<typeof metricsServing>;
   try {
     let config = loadConfig();
-    const startLog = createLogger(config.logLevel);
+    const startLog = createLogger(config.logLevel, undefined, config.logFlushMs);
     if (opts.embed && cluster.isPrimary) {
       local = await resolveLocalServices({ ...config, role: 'service', say: (line) => startLog.info(line) });
       config = { ...config, databaseUrl: local.databaseUrl, redisUrl: local.redisUrl, localSetup: config.localSetup || local.embedded };

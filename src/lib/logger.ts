@@ -36,7 +36,12 @@ export const REDACT_PATHS = [
   'headers["stripe-signature"]',
 ];
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
+/**
+ * The service's logger. Without `destination`, stdout, written asynchronously (logging stays off the
+ * request's hot path): with `flushMs`, in blocks of up to 4 KB at least every `flushMs` (LOG_FLUSH_MS),
+ * and whatever is left when the process exits (pino flushes its destination on exit).
+ */
+export function createLogger(level: string, destination?: pino.DestinationStream, flushMs = 0): Logger {
   const log = pino(
     {
       level,
@@ -44,8 +49,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
       timestamp: pino.stdTimeFunctions.isoTime,
     },
-    // Asynchronous writes: logging stays off the request's hot path.
-    destination ?? pino.destination({ sync: false }),
+    destination ?? pino.destination(flushMs > 0 ? { sync: false, minLength: 4096, periodicFlush: flushMs } : { sync: false }),
   );
   skipWildcardRedactionOfScalars(log);
   return log;

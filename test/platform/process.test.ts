@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { migrate } from '../../src/db/migrate.ts';
 import { dbUrl, freePort, runScript as run } from '../helpers/process.ts';
+import { eventually } from '../helpers/wait.ts';
 
 const dbName = `t_proc_${randomBytes(4).toString('hex')}`;
 const admin = postgres(dbUrl('postgres'), { max: 1, onnotice: () => {} });
@@ -89,6 +90,31 @@ describe('the service as a process', () => {
       const sql = postgres(dbUrl(dbName), { max: 1 });
       expect(await sql`select email from customers`).toEqual([{ email: 'inflight@example.com' }]);
       await sql.end();
+    } finally {
+      svc.child.kill('SIGKILL');
+    }
+  });
+
+  it('when LOG_FLUSH_MS holds log lines back, then a request\'s access line is on stdout within that time, and the lines of the last moments are written when the process exits', async () => {
+    const port = await freePort();
+    const env = { ...baseEnv(), PORT: String(port), LOG_FLUSH_MS: '300' };
+    const svc = run('src/main.ts', [], env);
+    try {
+      await waitFor(`http://127.0.0.1:${port}/readyz`, svc);
+      const lines = () => svc.out().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; url?: string; reqId?: string });
+      // A block of 4 KB is far away: only the timer writes this line.
+      const res = await fetch(`http://127.0.0.1:${port}/v1/account`);
+      const reqId = res.headers.get('request-id');
+      expect(reqId).toMatch(/^req_/);
+      await eventually(() => Promise.resolve(lines().some((l) => l.reqId === reqId)), 5_000);
+      // Lines written just before SIGTERM and during the shutdown are all there once it exits.
+      const last = await fetch(`http://127.0.0.1:${port}/v1/account`);
+      const lastId = last.headers.get('request-id');
+      svc.child.kill('SIGTERM');
+      expect((await svc.done).code).toBe(0);
+      expect(lines().some((l) => l.reqId === lastId)).toBe(true);
+      expect(lines().some((l) => l.msg.startsWith('shutting down'))).toBe(true);
+      expect(lines().at(-1)?.msg).toBe('stopped'); // the last line, written as the process ends
     } finally {
       svc.child.kill('SIGKILL');
     }
