@@ -93,16 +93,17 @@ export function simulatorDisputes(sql: Sql): DisputeFunctions {
     },
     async openDispute({ attempt, amount, reason }) {
       // The row listDisputes makes for card 0259, with the same id derived from the attempt: whichever comes first stands.
-      const inserted = await sql`
+      const [made] = await sql<DisputeRecord[]>`
         insert into simulator_disputes (id, attempt_id, intent_id, amount_cents, currency, livemode, reason, status, evidence_due_by)
         select 'du_sim_' || substr(md5(a.attempt_id), 1, 24), a.attempt_id, a.intent_id, ${amount}, i.currency, i.livemode,
           ${reason}, 'needs_response', now() + make_interval(days => ${EVIDENCE_DAYS})
         from simulator_attempts a join simulator_intents i on i.id = a.intent_id
         where a.attempt_id = ${attempt} and a.status = 'succeeded'
         on conflict do nothing
-        returning id`;
-      const [row] = await sql<DisputeRecord[]>`select * from simulator_disputes where attempt_id = ${attempt}`;
-      return row ? { dispute: asDispute(row), opened: inserted.length > 0 } : null;
+        returning *`;
+      // Not made by this call: the one that stands, if the attempt was charged at all.
+      const [row] = made ? [made] : await sql<DisputeRecord[]>`select * from simulator_disputes where attempt_id = ${attempt}`;
+      return row ? { dispute: asDispute(row), opened: made !== undefined } : null;
     },
     async closeDispute(id) {
       await sql`update simulator_disputes set status = 'lost', updated_at = now() where id = ${id} and status = 'needs_response'`;
