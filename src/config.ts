@@ -53,12 +53,7 @@ const EnvSchema = z.object({
   CHECKOUT_URL: z.url().optional(),
   PUBLIC_LINK_URL: z.url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /**
-   * The longest a log line waits in the process before it is written to stdout: lines go out in
-   * blocks of up to 4 KB, at the latest every LOG_FLUSH_MS, and all of them when the process exits
-   * (a SIGKILL loses at most that much). A write per line cost about 20 µs of a GET's CPU (issue 28).
-   * 0 writes each line at once.
-   */
+  /** Log lines go to stdout in blocks of up to 4 KB, at the latest every LOG_FLUSH_MS and at exit (src/lib/logger.ts); 0: each at once. */
   LOG_FLUSH_MS: int(100),
   /** Per process. 10 (postgres.js's own default): on a 2-core box 20 busy backends starved the web process (bench/RESULTS.md). */
   DB_POOL_MAX: int(10, 1),
