@@ -77,7 +77,8 @@ describe('fraud rules on the Payment Element page with live Stripe keys', { time
       expect(await page.locator('body').innerText()).not.toMatch(/block list|country|BR\b|fingerprint|rule/i);
       await screenshot(page, 'fraud-element-blocked-phone');
       await payAgain(page, cs.id, DIGITS.canada, 2);
-      expect(await page.locator('#payment-message').textContent()).toBe(BLOCKED_MESSAGE);
+      // The attempt is recorded before the page reads its answer: wait for the page too.
+      await expect.poll(() => page.locator('#payment-message').textContent(), SLOW).toBe(BLOCKED_MESSAGE);
       await page.getByLabel('Card number').fill(DIGITS.visa);
       await page.getByRole('button', { name: /^Pay/ }).click();
       await reachesSuccess(page, cs.id);
