@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import type { Redis } from 'ioredis';
 import type postgres from 'postgres';
@@ -57,6 +57,25 @@ export function runScript(script: string, args: string[], env: NodeJS.ProcessEnv
     child.on('exit', (code) => resolve({ code, stdout, stderr })),
   );
   return { child, done, out: () => stdout };
+}
+
+/**
+ * Polls `url` (a service's /readyz) until it answers 2xx. A new database is created and every
+ * migration applied first, and a cluster of two web processes starts them seconds apart: on a loaded
+ * CI machine that has taken over 20 s, so the wait is a 60 s deadline. Fails at once when the process
+ * exits, and in both failures shows `output` (what the process printed).
+ */
+export async function waitReady(url: string, child: ChildProcess, output: () => string = () => '', ms = 60_000): Promise<void> {
+  for (const deadline = Date.now() + ms; Date.now() < deadline; ) {
+    if (child.exitCode !== null) throw new Error(`the service exited:\n${output()}`);
+    const ok = await fetch(url, { headers: { connection: 'close' } }).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 100)); // a poll until the process answers
+  }
+  throw new Error(`${url} never answered:\n${output()}`);
 }
 
 /**

@@ -86,20 +86,6 @@ export function procfile(name: string): string {
 /** Resolves with whatever the process did within `ms`: its exit, or null while it still runs. */
 export const within = <T,>(p: Promise<T>, ms: number) => Promise.race([p, new Promise<null>((r) => setTimeout(() => r(null), ms))]);
 
-/** Up to 60 s: a cluster of two web processes starting on a loaded two-core machine took over 20 s. */
-export async function waitReady(port: number, child: ChildProcess) {
-  for (const deadline = Date.now() + 60_000; Date.now() < deadline; ) {
-    if (child.exitCode !== null) throw new Error('the service exited');
-    const ok = await fetch(`http://127.0.0.1:${port}/readyz`, { headers: { connection: 'close' } }).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('the service never became ready');
-}
-
 export const alive = (pid: number) => {
   try {
     process.kill(pid, 0);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { freePort } from '../helpers/process.ts';
+import { freePort, waitReady } from '../helpers/process.ts';
 import { eventually } from '../helpers/wait.ts';
-import { alive, procfile, useServiceProcesses, waitReady, within } from './service-processes.ts';
+import { alive, procfile, useServiceProcesses, within } from './service-processes.ts';
 
 const SHUTDOWN_TIMEOUT_MS = 20_000;
 const p = useServiceProcesses('stopw', SHUTDOWN_TIMEOUT_MS);
@@ -41,7 +41,7 @@ describe('SIGTERM with a job that outlasts the timeout', () => {
     };
     const svc = start(['node', 'src/main.ts'], env);
     try {
-      await waitReady(port, svc.child);
+      await waitReady(`http://127.0.0.1:${port}/readyz`, svc.child, svc.stderr);
       const api = (method: string, path: string, body?: unknown) =>
         fetch(`http://127.0.0.1:${port}${path}`, {
           method,

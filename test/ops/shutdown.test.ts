@@ -1,9 +1,9 @@
 import net from 'node:net';
 import postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
-import { dbUrl, freePort } from '../helpers/process.ts';
+import { dbUrl, freePort, waitReady } from '../helpers/process.ts';
 import { eventually, sleep } from '../helpers/wait.ts';
-import { alive, procfile, useServiceProcesses, waitReady, within } from './service-processes.ts';
+import { alive, procfile, useServiceProcesses, within } from './service-processes.ts';
 
 // Idle connections get min(keep-alive 5 s, SHUTDOWN_TIMEOUT_MS / 4) = 3 s: past the second after the
 // signal at which the test still uses its kept-alive connections, on a loaded machine too.
@@ -93,7 +93,7 @@ describe('SIGTERM with kept-alive clients', () => {
     async (name, command, extra) => {
       const port = await freePort();
       const svc = start(command, { ...baseEnv(port), ...extra });
-      await waitReady(port, svc.child);
+      await waitReady(`http://127.0.0.1:${port}/readyz`, svc.child, svc.stderr);
       // With forks, the port answers once the first listens: wait for every one (a loaded machine starts them seconds apart).
       const forks = 'WEB_CONCURRENCY' in extra ? 2 : 1;
       await eventually(() => Promise.resolve(svc.logs().filter((l) => l.msg === 'listening').length >= forks), 20_000);

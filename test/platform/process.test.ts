@@ -1,11 +1,10 @@
-import type { ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import postgres from 'postgres';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { migrate } from '../../src/db/migrate.ts';
-import { dbUrl, freePort, runScript as run } from '../helpers/process.ts';
+import { dbUrl, freePort, runScript as run, waitReady } from '../helpers/process.ts';
 import { eventually } from '../helpers/wait.ts';
 
 const dbName = `t_proc_${randomBytes(4).toString('hex')}`;
@@ -17,22 +16,6 @@ const baseEnv = () => ({
   REDIS_PREFIX: dbName,
   LOG_LEVEL: 'info',
 });
-
-// A new database is created and every migration applied before /readyz answers: on a loaded CI
-// machine that has taken more than 10 s, so the wait is a deadline and the failure shows the output.
-async function waitFor(url: string, svc: { child: ChildProcess; out: () => string }, ms = 60_000) {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (svc.child.exitCode !== null) throw new Error(`the service exited:\n${svc.out()}`);
-    try {
-      if ((await fetch(url)).ok) return;
-    } catch {
-      /* not up yet */
-    }
-    await new Promise((r) => setTimeout(r, 100)); // a poll until the process answers
-  }
-  throw new Error(`${url} never answered:\n${svc.out()}`);
-}
 
 beforeAll(async () => {
   await admin`drop database if exists ${admin(dbName)} with (force)`;
@@ -48,7 +31,7 @@ describe('the service as a process', () => {
     const env = { ...baseEnv(), PORT: String(port) };
     const svc = run('src/main.ts', [], env);
     try {
-      await waitFor(`http://127.0.0.1:${port}/readyz`, svc);
+      await waitReady(`http://127.0.0.1:${port}/readyz`, svc.child, svc.out);
       // A new account with its test key; the account id is on stderr, for the live key of the same account.
       const first = await run('scripts/create-key.ts', ['--mode', 'test'], env).done;
       expect(first.code, first.stderr).toBe(0);
@@ -100,7 +83,7 @@ describe('the service as a process', () => {
     const env = { ...baseEnv(), PORT: String(port), LOG_FLUSH_MS: '300' };
     const svc = run('src/main.ts', [], env);
     try {
-      await waitFor(`http://127.0.0.1:${port}/readyz`, svc);
+      await waitReady(`http://127.0.0.1:${port}/readyz`, svc.child, svc.out);
       const lines = () => svc.out().split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { msg: string; url?: string; reqId?: string });
       // A block of 4 KB is far away: only the timer writes this line.
       const res = await fetch(`http://127.0.0.1:${port}/v1/account`);
