@@ -1,6 +1,3 @@
-import { createBullBoard } from '@bull-board/api';
-import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
-import { ExpressAdapter } from '@bull-board/express';
 import { Router, type RequestHandler } from 'express';
 import basicAuth from 'express-basic-auth';
 import { ApiError } from '../lib/errors.ts';
@@ -25,17 +22,35 @@ function boardGuard(user: string, password: string): RequestHandler {
   });
 }
 
-/**
- * Bull Board over every queue of the service (inspect, retry failed jobs), behind HTTP basic auth
- * from ADMIN_USER / ADMIN_PASSWORD. Without both, null: the board is not mounted at all.
- */
-export function adminQueuesRouter(s: Services): Router | null {
-  if (!s.config.admin) return null;
+/** Bull Board's router over every queue of the service. */
+async function boardRouter(s: Services): Promise<RequestHandler> {
+  const [{ createBullBoard }, { BullMQAdapter }, { ExpressAdapter }] = await Promise.all([
+    import('@bull-board/api'),
+    import('@bull-board/api/bullMQAdapter'),
+    import('@bull-board/express'),
+  ]);
   const adapter = new ExpressAdapter();
   adapter.setBasePath(ADMIN_QUEUES_PATH);
   createBullBoard({ queues: s.queues.all().map((q) => new BullMQAdapter(q)), serverAdapter: adapter as never }); // @bull-board/express pins its own copy of @bull-board/api's types
+  return adapter.getRouter() as RequestHandler;
+}
+
+/**
+ * Bull Board over every queue of the service (inspect, retry failed jobs), behind HTTP basic auth
+ * from ADMIN_USER / ADMIN_PASSWORD. Without both, null: the board is not mounted at all. The board
+ * (its packages and their UI) is built on the first request that passes the guard, not at start.
+ */
+export function adminQueuesRouter(s: Services): Router | null {
+  if (!s.config.admin) return null;
+  let board: Promise<RequestHandler> | undefined;
   const r = Router();
   r.use(boardGuard(s.config.admin.user, s.config.admin.password));
-  r.use(adapter.getRouter() as Router);
+  // A failed build is tried again on the next request.
+  const load = () =>
+    (board ??= boardRouter(s).catch((err: unknown) => {
+      board = undefined;
+      throw err;
+    }));
+  r.use(async (req, res, next) => (await load())(req, res, next));
   return r;
 }

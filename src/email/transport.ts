@@ -1,4 +1,4 @@
-import { createTransport } from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { Config } from '../config.ts';
 import type { Logger } from '../lib/logger.ts';
 
@@ -82,11 +82,14 @@ export function isPermanentSendError(err: unknown): boolean {
 export function createMailer(config: Config, log: Logger): Mailer {
   const { smtpUrl } = config.email;
   if (!smtpUrl) return logMailer(log, config.email.logLinks);
-  const transport = createTransport({ url: smtpUrl, ...SMTP_OPTIONS, logger: false, debug: false });
+  // nodemailer is loaded with the first message (a web process may never send one): not at start.
+  let transport: Promise<Transporter> | undefined;
+  const open = () =>
+    (transport ??= import('nodemailer').then(({ createTransport }) => createTransport({ url: smtpUrl, ...SMTP_OPTIONS, logger: false, debug: false })));
   return {
     kind: 'smtp',
     async send(msg) {
-      const info = await transport.sendMail({
+      const info = await (await open()).sendMail({
         from: { name: msg.from.name ?? '', address: msg.from.address },
         to: msg.to,
         ...(msg.replyTo ? { replyTo: msg.replyTo } : {}),
@@ -97,7 +100,7 @@ export function createMailer(config: Config, log: Logger): Mailer {
       });
       return { messageId: String(info.messageId) };
     },
-    close: () => transport.close(),
+    close: () => void transport?.then((t) => t.close()).catch(() => {}),
   };
 }
 

@@ -1,4 +1,3 @@
-import PDFDocument from 'pdfkit';
 import { formatAmount, minorUnits } from '../lib/currency.ts';
 import type { InvoiceRow } from './store.ts';
 import { formatDate, invoiceTitle, statusLabel } from './views.ts';
@@ -87,7 +86,8 @@ const MUTED = '#5b6478';
 const RULE = '#e6e8ee';
 
 /** The invoice as a PDF (pdfkit, built-in Helvetica): the merchant, number, status, dates, bill-to, items and amounts. */
-export function invoicePdf(d: InvoicePdfData): Promise<Buffer> {
+export async function invoicePdf(d: InvoicePdfData): Promise<Buffer> {
+  const { default: PDFDocument } = await import('pdfkit'); // loaded with the first PDF: not at start
   const { inv } = d;
   const t = pdfSafe;
   const money = (n: number) => pdfAmount(n, inv.currency);

@@ -1,5 +1,5 @@
 import express, { Router, type Request, type Response } from 'express';
-import Stripe from 'stripe';
+import type Stripe from 'stripe';
 import { handleStripeEvent } from './service.ts';
 import type { Services } from '../services.ts';
 
@@ -35,9 +35,11 @@ export function stripeWebhookRouter(s: Services): Router {
     const keys = livemode === null ? null : livemode ? s.config.stripe.live : s.config.stripe.test;
     const signature = req.get('stripe-signature');
     if (!keys || !signature) return refuse(res, 400, 'No Stripe account of this mode is configured, or the Stripe-Signature header is missing.');
+    // stripe-node is loaded on the first event of a configured mode (src/compose.ts: not at start).
+    const { default: StripeNode } = await import('stripe');
     let event: Stripe.Event;
     try {
-      event = Stripe.webhooks.constructEvent(raw, signature, keys.webhookSecret);
+      event = StripeNode.webhooks.constructEvent(raw, signature, keys.webhookSecret);
     } catch {
       req.log.warn({ livemode }, 'Stripe webhook with a bad signature refused');
       return refuse(res, 400, 'The Stripe-Signature header does not verify with this mode\'s webhook secret.');

@@ -3,7 +3,7 @@ import type Stripe from 'stripe';
 import { recordIntentOutcome } from '../checkout/settle.ts';
 import { recordDisputeEvent } from '../disputes/service.ts';
 import { requireProcessor } from '../processor/select.ts';
-import { asDispute } from '../processor/stripe.ts';
+import { asDispute } from '../processor/stripe-objects.ts';
 import { askProcessor, recordRefundOutcome } from '../refunds/settle.ts';
 import { findRefundById, pendingOfIntent } from '../refunds/store.ts';
 import type { Services } from '../services.ts';

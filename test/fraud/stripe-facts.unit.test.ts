@@ -1,6 +1,6 @@
 import type Stripe from 'stripe';
 import { describe, expect, it } from 'vitest';
-import { attemptOf } from '../../src/processor/stripe.ts';
+import { attemptOf } from '../../src/processor/stripe-objects.ts';
 
 const intent = (status: string, card: Record<string, unknown> | null) =>
   ({ id: 'pi_1', status, setup_future_usage: null, payment_method: null, last_payment_error: null, latest_charge: { id: 'ch_1', payment_method_details: card ? { card } : null } }) as unknown as Stripe.PaymentIntent;

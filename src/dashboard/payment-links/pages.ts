@@ -1,5 +1,4 @@
 import { Router, type Request, type Response } from 'express';
-import { toString as qrSvg } from 'qrcode';
 import type { ApiError } from '../../lib/errors.ts';
 import { parseListQuery } from '../../lib/pagination.ts';
 import { pathId, validate } from '../../lib/validate.ts';
@@ -70,6 +69,7 @@ export function paymentLinksPages(ctx: DashContext): Router {
 
   r.get('/:id/qr.svg', allow('read'), async (req, res) => {
     const link = await load(res, req.params.id);
+    const { toString: qrSvg } = await import('qrcode'); // loaded with the first QR code: not at start
     const svg = await qrSvg(qrUrl(s.config.publicLinkUrl, link), { type: 'svg', width: 256, margin: 2, errorCorrectionLevel: 'M' });
     if (formText(req.query.download) === '1') res.attachment(`payment-link-${link.path}-qr.svg`);
     res.type('image/svg+xml').send(svg);

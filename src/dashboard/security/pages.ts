@@ -1,5 +1,4 @@
 import { Router, type Request, type Response } from 'express';
-import { toString as qrSvg } from 'qrcode';
 import { ApiError } from '../../lib/errors.ts';
 import { clientAddress, formText } from '../../pages/index.ts';
 import { can } from '../../team/roles.ts';
@@ -24,8 +23,8 @@ type Errors = NonNullable<SecurityView['errors']>;
 
 export const actorOf = (req: Request, se: SessionRow): UserActor => ({ userId: se.user_id, accountId: se.account_id, email: se.email, ip: clientAddress(req) });
 
-/** The QR code of an otpauth:// URI, an SVG drawn here: no outside service sees the secret. */
-export const qrCode = (uri: string): Promise<string> => qrSvg(uri, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
+/** The QR code of an otpauth:// URI, an SVG drawn here: no outside service sees the secret (qrcode is loaded with the first one: not at start). */
+export const qrCode = async (uri: string): Promise<string> => (await import('qrcode')).toString(uri, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
 
 export async function totpSetupOf(setup: { secret: string; uri: string }): Promise<TotpSetup> {
   return { ...setup, qrSvg: await qrCode(setup.uri) };

@@ -1,18 +1,17 @@
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
-  type RegistrationResponseJSON,
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { z } from 'zod';
 import { recordAudit } from '../../audit/store.ts';
 import type { Sql } from '../../db/sql.ts';
 import { deletePasskey, findFactors, findPasskey, insertChallenge, insertPasskey, listPasskeys, takeChallenge, usePasskey } from './store.ts';
 import { auditActor, type ChangeResult, type UserActor } from './service.ts';
+
+/** @simplewebauthn/server (with its ASN.1 and X.509 packages, about 700 modules): loaded with the first passkey, not at start. */
+const webauthn = () => import('@simplewebauthn/server');
 
 /**
  * Passkeys (WebAuthn) through @simplewebauthn/server, as a second factor after the password. The
@@ -88,6 +87,7 @@ export const PASSKEY_NAME = z.string().trim().min(1).max(60);
 /** Options for creating a passkey of the user; its challenge is kept for the answer. */
 export async function registrationOptions(sql: Sql, rp: RelyingParty, actor: UserActor): Promise<PublicKeyCredentialCreationOptionsJSON> {
   const existing = await listPasskeys(sql, actor.userId);
+  const { generateRegistrationOptions } = await webauthn();
   const options = await generateRegistrationOptions({
     rpName: rp.name,
     rpID: rp.id,
@@ -114,6 +114,7 @@ export async function addPasskey(sql: Sql, rp: RelyingParty, actor: UserActor, c
   if ((await findFactors(sql, actor.userId))!.passkeys >= MAX_PASSKEYS) {
     return { ok: false, problem: `You have ${MAX_PASSKEYS} passkeys already: remove one before you add another.`, param: 'credential' };
   }
+  const { verifyRegistrationResponse } = await webauthn();
   let verified;
   try {
     verified = await verifyRegistrationResponse({
@@ -167,6 +168,7 @@ export async function removePasskey(sql: Sql, actor: UserActor, id: string): Pro
 export async function authenticationOptions(sql: Sql, rp: RelyingParty, userId: string): Promise<PublicKeyCredentialRequestOptionsJSON | null> {
   const passkeys = await listPasskeys(sql, userId);
   if (!passkeys.length) return null;
+  const { generateAuthenticationOptions } = await webauthn();
   const options = await generateAuthenticationOptions({
     rpID: rp.id,
     timeout: TIMEOUT_MS,
@@ -183,6 +185,7 @@ export async function checkPasskey(sql: Sql, rp: RelyingParty, userId: string, c
   if (!response) return false;
   const passkey = await findPasskey(sql, userId, response.id);
   if (!passkey) return false;
+  const { verifyAuthenticationResponse } = await webauthn();
   try {
     const result = await verifyAuthenticationResponse({
       response: response as AuthenticationResponseJSON,
