@@ -175,6 +175,13 @@ export function copyable(value: string, label: string, attrs: Html = html``): Ht
 }
 
 /** Pretty JSON in a scrolling block. */
+/**
+ * A QR code of `text` as SVG, drawn here: no outside service sees what it encodes (an otpauth://
+ * secret, a link). qrcode is loaded with the first one, not at start (test/structure/start-up).
+ */
+export const qrSvg = async (text: string, width?: number): Promise<string> =>
+  (await import('qrcode')).toString(text, { type: 'svg', margin: 2, errorCorrectionLevel: 'M', ...(width ? { width } : {}) });
+
 export const jsonBlock = (value: unknown): Html => html`<pre tabindex="0"><code>${JSON.stringify(value, null, 2)}</code></pre>`;
 
 /** What a form shows when it comes back: the values typed and the one problem found, if any. */

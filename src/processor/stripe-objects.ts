@@ -73,7 +73,7 @@ export function attemptOf(pi: Stripe.PaymentIntent): AttemptLookup {
   return { ...outcomeOf(pi), charge };
 }
 
-export function outcomeOf(pi: Stripe.PaymentIntent): AttemptLookup {
+function outcomeOf(pi: Stripe.PaymentIntent): AttemptLookup {
   switch (pi.status) {
     // requires_capture: authorised only, held for a review (capture_method manual); captured when approved.
     case 'requires_capture':

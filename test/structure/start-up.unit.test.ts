@@ -39,7 +39,7 @@ describe('what a process loads at start', () => {
   });
 
   it('when the modules that use them are imported, then nothing of theirs loads until a first use either', () => {
-    const users = ['src/processor-events/routes.ts', 'src/dashboard/security/passkeys.ts', 'src/email/transport.ts', 'src/invoices/pdf.ts', 'src/admin/board.ts', 'src/dashboard/security/pages.ts'];
+    const users = ['src/processor-events/routes.ts', 'src/dashboard/security/passkeys.ts', 'src/email/transport.ts', 'src/invoices/pdf.ts', 'src/admin/board.ts', 'src/dashboard/security/pages.ts', 'src/dashboard/payment-links/pages.ts'];
     expect(packagesLoaded(users).filter((p) => ON_FIRST_USE.includes(p))).toEqual([]);
   });
 });

@@ -9,7 +9,7 @@ import { createLink, getLink, linkAnalytics, updateLink } from '../../payment-li
 import { listLinks, type PaymentLinkRow } from '../../payment-links/store.ts';
 import { allow, doneNotice, type DashContext } from '../context.ts';
 import { fieldsOf, listQueryOf } from '../forms.ts';
-import { toPage } from '../widgets.ts';
+import { qrSvg, toPage } from '../widgets.ts';
 import { createInput, linkForm, linkValues, updateInput } from './form.ts';
 import { linkDetail, linkPath, linksList, qrUrl } from './views.ts';
 
@@ -69,8 +69,7 @@ export function paymentLinksPages(ctx: DashContext): Router {
 
   r.get('/:id/qr.svg', allow('read'), async (req, res) => {
     const link = await load(res, req.params.id);
-    const { toString: qrSvg } = await import('qrcode'); // loaded with the first QR code: not at start
-    const svg = await qrSvg(qrUrl(s.config.publicLinkUrl, link), { type: 'svg', width: 256, margin: 2, errorCorrectionLevel: 'M' });
+    const svg = await qrSvg(qrUrl(s.config.publicLinkUrl, link), 256);
     if (formText(req.query.download) === '1') res.attachment(`payment-link-${link.path}-qr.svg`);
     res.type('image/svg+xml').send(svg);
   });

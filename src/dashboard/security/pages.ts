@@ -3,6 +3,7 @@ import { ApiError } from '../../lib/errors.ts';
 import { clientAddress, formText } from '../../pages/index.ts';
 import { can } from '../../team/roles.ts';
 import { allow, doneNotice, type DashContext } from '../context.ts';
+import { qrSvg } from '../widgets.ts';
 import type { SessionRow } from '../store.ts';
 import { addPasskey, registrationOptions, relyingParty, removePasskey } from './passkeys.ts';
 import { beginTotp, confirmTotp, renewRecoveryCodes, setRequirement, turnOffTotp, type UserActor } from './service.ts';
@@ -23,11 +24,8 @@ type Errors = NonNullable<SecurityView['errors']>;
 
 export const actorOf = (req: Request, se: SessionRow): UserActor => ({ userId: se.user_id, accountId: se.account_id, email: se.email, ip: clientAddress(req) });
 
-/** The QR code of an otpauth:// URI, an SVG drawn here: no outside service sees the secret (qrcode is loaded with the first one: not at start). */
-export const qrCode = async (uri: string): Promise<string> => (await import('qrcode')).toString(uri, { type: 'svg', margin: 2, errorCorrectionLevel: 'M' });
-
 export async function totpSetupOf(setup: { secret: string; uri: string }): Promise<TotpSetup> {
-  return { ...setup, qrSvg: await qrCode(setup.uri) };
+  return { ...setup, qrSvg: await qrSvg(setup.uri) };
 }
 
 /**
