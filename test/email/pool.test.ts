@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { withTx } from '../../src/db/tx.ts';
 import { queueEmail } from '../../src/email/outbox.ts';
+import { createMailer, SMTP_OPTIONS } from '../../src/email/transport.ts';
 import { receiptEmail } from '../../src/email/templates.ts';
 import { emailWorker } from '../../workers/email.ts';
 import { useTestServer } from '../helpers/server.ts';
@@ -50,5 +51,22 @@ describe('a mail server that restarts under the pool', () => {
     await eventually(async () => (await status(second)).status === 'SENT');
     expect(smtp.received.filter((m) => m.emailId === second)).toHaveLength(1);
     expect((await status(first)).status).toBe('SENT');
+  });
+
+  it('when a new mailer sends ten emails at once as its first, then they share the one transport it opens: all arrive, over at most its pool of connections', async () => {
+    // The transport is opened with the first message (nodemailer is loaded then, not at start):
+    // concurrent first sends must wait for that one opening, not each open a transport of its own.
+    const mailer = createMailer({ ...t.s.config, email: { ...t.s.config.email, smtpUrl: smtp.url } }, t.s.log);
+    const before = smtp.connections;
+    try {
+      const ids = Array.from({ length: 10 }, (_, i) => `em_race_${i}`);
+      const from = { name: 'Tea', address: 'shop@example.com' };
+      await Promise.all(ids.map((emailId) => mailer.send({ from, to: `${emailId}@example.com`, subject: 'Race', text: 'Hi', html: '<p>Hi</p>', emailId })));
+      for (const id of ids) expect(smtp.received.filter((m) => m.emailId === id)).toHaveLength(1);
+      expect(smtp.connections - before).toBeGreaterThanOrEqual(1);
+      expect(smtp.connections - before).toBeLessThanOrEqual(SMTP_OPTIONS.maxConnections);
+    } finally {
+      mailer.close();
+    }
   });
 });

@@ -23,6 +23,8 @@ export interface TestSmtp {
   url: string;
   port: number;
   received: ReceivedMail[];
+  /** SMTP connections opened to it so far. */
+  readonly connections: number;
   /** Messages to `to` (envelope), in arrival order. */
   to(address: string): ReceivedMail[];
   /** Waits until `predicate` matches a message, and returns it. */
@@ -40,13 +42,17 @@ export interface TestSmtp {
  */
 export async function startSmtp(port = 0): Promise<TestSmtp> {
   const received: ReceivedMail[] = [];
-  const state: { refuse: string | null; refuseCode: number } = { refuse: null, refuseCode: 451 };
+  const state: { refuse: string | null; refuseCode: number; connections: number } = { refuse: null, refuseCode: 451, connections: 0 };
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     // close() drops connections still open after this (the service's pool keeps some) instead of waiting 30 s.
     closeTimeout: 200,
     logger: false,
+    onConnect: (_session, cb) => {
+      state.connections++;
+      cb();
+    },
     onAuth: (_auth, _session, cb) => cb(null, { user: 'test' }),
     onData(stream, session, cb) {
       const chunks: Buffer[] = [];
@@ -82,6 +88,9 @@ export async function startSmtp(port = 0): Promise<TestSmtp> {
     url: `smtp://127.0.0.1:${bound}`,
     port: bound,
     received,
+    get connections() {
+      return state.connections;
+    },
     to: (address) => received.filter((m) => m.to.includes(address)),
     waitFor: (predicate, timeoutMs = 10_000) =>
       eventually(() => Promise.resolve(received.find(predicate)), timeoutMs),
@@ -121,6 +130,9 @@ export function useSmtp(): TestSmtp & { readonly current: TestSmtp } {
     },
     get received() {
       return get().received;
+    },
+    get connections() {
+      return get().connections;
     },
     to: (address) => get().to(address),
     waitFor: (predicate, timeoutMs) => get().waitFor(predicate, timeoutMs),
