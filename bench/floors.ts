@@ -74,10 +74,12 @@ interface Floor {
   stop(): Promise<void>;
 }
 
-async function startFloor(kind: 'express' | 'http', databaseUrl: string, checkoutUrl: string, linkPage: string): Promise<Floor> {
+/** A floor server; `execArgv` adds Node options (bench/profile.ts: --cpu-prof). */
+export async function startFloor(kind: 'express' | 'http', databaseUrl: string, checkoutUrl: string, linkPage: string, execArgv: string[] = []): Promise<Floor> {
   const port = await freePort();
   const child: ChildProcess = fork(path.join(ROOT, 'bench/support/floor-server.ts'), [], {
     cwd: ROOT,
+    execArgv: [...process.execArgv, ...execArgv],
     env: { ...process.env, FLOOR_KIND: kind, PORT: String(port), DATABASE_URL: databaseUrl, FLOOR_CHECKOUT_URL: checkoutUrl, FLOOR_LINK_PAGE: linkPage, FLOOR_POOL_MAX: '10' },
     stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
@@ -110,10 +112,11 @@ function withDescendants(pid: number): number[] {
   return out;
 }
 
-/** The answer's bytes with what differs from call to call (ids, times, CSRF tokens) blanked. */
+/** The answer's bytes with what differs from call to call (ids, the twins made from them, times, CSRF tokens) blanked. */
 function normalise(body: string): string {
   return body
     .replace(/\b(cus|cs)_[0-9a-z]{26,29}\b/g, '$1_ID')
+    .replace(/\bpcus_sim_[0-9a-f]{24}\b/g, 'pcus_sim_ID')
     .replace(/"(created|updated|expires_at)":\d+/g, '"$1":0')
     .replace(/name="_csrf" value="[^"]*"/g, 'name="_csrf" value="TOKEN"');
 }

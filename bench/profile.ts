@@ -3,10 +3,13 @@
 // its profile summarised by self time: per package (express, pino, zod, postgres, …, the
 // service's own src/, Node's internals) and the heaviest functions. Written into bench/RESULTS.md;
 // the .cpuprofile files stay in bench/out/profile/ (open them in Chrome's DevTools).
-// `npm run bench -- profile`; BENCH_PROFILE_CUSTOMERS seeded (default 20,000).
+// `npm run bench -- profile`; BENCH_PROFILE_CUSTOMERS seeded (default 20,000); BENCH_PROFILE_ONLY=<regex> profiles
+// only the endpoints whose name matches and prints their tables instead; BENCH_PROFILE_FLOOR=express or
+// http profiles that floor (bench/floors.ts) on the same endpoints instead of the service.
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { newId } from '../src/lib/ids.ts';
+import { startFloor } from './floors.ts';
 import { api, createAccountKey, environmentNote, fmtNum, freshDatabase, load, OUT_DIR, say, startService, table, writeSection, type BenchSettings, type LoadSpec } from './lib.ts';
 
 interface ProfileNode {
@@ -89,18 +92,25 @@ export async function run(settings: BenchSettings): Promise<void> {
     { name: '`POST /v1/customers`', spec: { key, method: 'POST', path: '/v1/customers', body: '{"email":"p-[<id>]@example.com","first_name":"New","last_name":"Customer"}', idReplacement: true } },
     { name: '`POST /v1/checkout/sessions`', spec: { key, method: 'POST', path: '/v1/checkout/sessions', body: sessionBody } },
   ];
+  // BENCH_PROFILE_ONLY=<regex>: only the endpoints whose name matches, printed (bench/RESULTS.md left alone).
+  const only = process.env.BENCH_PROFILE_ONLY ? new RegExp(process.env.BENCH_PROFILE_ONLY) : null;
+  // BENCH_PROFILE_FLOOR=express|http: the same endpoints on that floor (bench/floors.ts) instead of the service, printed.
+  const floor = process.env.BENCH_PROFILE_FLOOR as 'express' | 'http' | undefined;
+  if (floor && floor !== 'express' && floor !== 'http') throw new Error('BENCH_PROFILE_FLOOR: express or http');
   const sections: string[] = [];
   try {
     for (const [i, e] of endpoints.entries()) {
+      if (only && !only.test(e.name)) continue;
       const out = path.join(dir, String(i));
       mkdirSync(out);
-      say(`profile: ${e.name}`);
-      const svc = await startService({ suite: 'profile', databaseUrl: db.url, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${out}`] });
+      say(`profile: ${e.name}${floor ? ` on the ${floor} floor` : ''}`);
+      const prof = ['--cpu-prof', `--cpu-prof-dir=${out}`];
+      const svc = floor ? await startFloor(floor, db.url, '', '', prof) : await startService({ suite: 'profile', databaseUrl: db.url, nodeArgs: prof });
       let requests = 0;
       let t0 = 0;
       let t1 = 0;
       try {
-        if (i === 0) await api(svc.url, key, 'POST', '/v1/payment-links', { amount: 2500, currency: 'usd', name: 'Profile', slug: 'profile-page' });
+        if (i === 0 && !floor) await api(svc.url, key, 'POST', '/v1/payment-links', { amount: 2500, currency: 'usd', name: 'Profile', slug: 'profile-page' });
         await load({ url: svc.url, ...e.spec, warmupSeconds: 0 }, { ...settings, seconds: 2 }); // warm-up, not profiled
         t0 = monoUs();
         const r = await load({ url: svc.url, ...e.spec, warmupSeconds: 0 }, settings);
@@ -121,6 +131,10 @@ export async function run(settings: BenchSettings): Promise<void> {
           '\n\n' +
           table(['Heaviest functions (self time)', 'µs/req'], s.functions.map((f) => [`\`${f.name.replace(/\|/g, '\\|')}\``, f.us.toFixed(1)])),
       );
+    }
+    if (only || floor) {
+      console.log(sections.join('\n\n'));
+      return;
     }
     await writeSection(
       'profile',

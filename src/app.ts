@@ -12,6 +12,7 @@ import { eventsRouter, eventTypesRouter } from './events/routes.ts';
 import { idempotency } from './idempotency/middleware.ts';
 import { errorHandler, jsonBody, leanJson, notFound, requestContext } from './lib/http.ts';
 import { httpMetrics } from './metrics/http.ts';
+import { routeTable, type Mount } from './lib/route-table.ts';
 import { METRICS_PATH, metricsHandler } from './metrics/routes.ts';
 import { eventPayloadSchema } from './openapi/events.ts';
 import { docsRouter, openapiRouter } from './openapi/routes.ts';
@@ -79,33 +80,8 @@ export function apiRouters(s: Services): ApiRouter[] {
   ];
 }
 
-/** The web process: the /v1 API, the hosted pages and the operational probes. */
-export function createApp(s: Services): express.Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('etag', false);
-  leanJson(app); // res.json in one write, the same bytes (src/lib/http.ts)
-  // The client address of the hosted pages' rate limits: forwarded headers only from TRUST_PROXY.
-  app.set('trust proxy', s.config.trustProxy);
-  const http = httpMetrics(s.metrics);
-  app.use(requestContext(s.log, http.observe));
-  app.use(healthRouter(s));
-  // METRICS_TOKEN without METRICS_PORT: /metrics here, behind the token (src/metrics/routes.ts); else not at all.
-  const { token, port: metricsPort } = s.config.metrics;
-  if (token && metricsPort === null) app.get(METRICS_PATH, metricsHandler(s, token));
-  // Stripe's events: the raw body (its signature covers the bytes), before any body parser.
-  app.use(stripeWebhookRouter(s));
-  const board = adminQueuesRouter(s); // null unless ADMIN_USER and ADMIN_PASSWORD are set
-  if (board) app.use(ADMIN_QUEUES_PATH, board);
-  app.use(docsRouter()); // /docs: the API reference (Redoc, from /v1/openapi.json), before pages mounted at /
-  app.use(PORTAL_PATH, portalRouter(s)); // the customer portal (src/portal): magic-link sign-in, a customer's own records
-  // Hosted checkout pages (HTML, helmet, urlencoded forms) before the JSON API.
-  app.use(checkoutMountPath(s.config.checkoutUrl) || '/', checkoutPagesRouter(s));
-  app.use(paymentLinkMountPath(s.config.publicLinkUrl) || '/', paymentLinkPagesRouter(s));
-  app.use(invoiceMountPath(s.config.invoiceUrl) || '/', invoicePagesRouter(s));
-  app.use(EXPORT_FILES_PATH, exportFilesRouter(s)); // export runs' files, behind a signed link that expires (src/exports)
-  app.use(DASHBOARD_PATH, dashboardRouter(s)); // the merchant dashboard (src/dashboard): HTML, sessions, forms
-
+/** /v1: the public routes, the key check, JSON bodies, the Idempotency-Key layer and the API's routers, in that order. */
+function v1Router(s: Services): Router {
   const v1 = Router();
   const mounts = apiRouters(s);
   const mount = (stage: ApiRouter['stage']) => {
@@ -117,7 +93,41 @@ export function createApp(s: Services): express.Express {
   mount('before-idempotency');
   v1.use(idempotency(s.sql));
   mount('api');
-  app.use('/v1', v1);
+  return v1;
+}
+
+/** The web process: the /v1 API, the hosted pages and the operational probes. */
+export function createApp(s: Services): express.Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  leanJson(app); // res.json in one write, the same bytes (src/lib/http.ts)
+  // The client address of the hosted pages' rate limits: forwarded headers only from TRUST_PROXY.
+  app.set('trust proxy', s.config.trustProxy);
+  const http = httpMetrics(s.metrics);
+  app.use(requestContext(s.log, http.observe));
+  // Every router of the app in mount order, as one table (src/lib/route-table.ts): a request walks only
+  // the layers its first two path segments can reach; the API's routers and the probes' are flattened.
+  const mounts: Mount[] = [{ path: '/', router: healthRouter(s), flatten: true }];
+  // METRICS_TOKEN without METRICS_PORT: /metrics here, behind the token (src/metrics/routes.ts); else not at all.
+  const { token, port: metricsPort } = s.config.metrics;
+  if (token && metricsPort === null) mounts.push({ path: '/', router: Router().get(METRICS_PATH, metricsHandler(s, token)), flatten: true });
+  // Stripe's events: the raw body (its signature covers the bytes), before any body parser.
+  mounts.push({ path: '/', router: stripeWebhookRouter(s), flatten: true });
+  const board = adminQueuesRouter(s); // null unless ADMIN_USER and ADMIN_PASSWORD are set
+  if (board) mounts.push({ path: ADMIN_QUEUES_PATH, router: board });
+  mounts.push(
+    { path: '/', router: docsRouter(), flatten: true }, // /docs: the API reference (Redoc, from /v1/openapi.json), before pages mounted at /
+    { path: PORTAL_PATH, router: portalRouter(s) }, // the customer portal (src/portal): magic-link sign-in, a customer's own records
+    // Hosted checkout pages (HTML, helmet, urlencoded forms) before the JSON API.
+    { path: checkoutMountPath(s.config.checkoutUrl) || '/', router: checkoutPagesRouter(s) },
+    { path: paymentLinkMountPath(s.config.publicLinkUrl) || '/', router: paymentLinkPagesRouter(s) },
+    { path: invoiceMountPath(s.config.invoiceUrl) || '/', router: invoicePagesRouter(s) },
+    { path: EXPORT_FILES_PATH, router: exportFilesRouter(s) }, // export runs' files, behind a signed link that expires (src/exports)
+    { path: DASHBOARD_PATH, router: dashboardRouter(s) }, // the merchant dashboard (src/dashboard): HTML, sessions, forms
+    { path: '/v1', router: v1Router(s), flatten: true },
+  );
+  app.use(routeTable(mounts));
 
   app.use(notFound);
   app.use(errorHandler);

@@ -18,6 +18,7 @@ import postgres from 'postgres';
 import { presentSession } from '../../src/checkout/presenter.ts';
 import { presentCustomer } from '../../src/customers/presenter.ts';
 import { newId } from '../../src/lib/ids.ts';
+import { simulatedCustomerId } from '../../src/processor/simulator.ts';
 
 const kind = process.env.FLOOR_KIND ?? 'express';
 const port = Number(process.env.PORT ?? 0);
@@ -53,20 +54,21 @@ function owner(authorization: string | undefined): Owner | undefined {
 const getCustomer = async (o: Owner, id: string) =>
   (await sql`select * from customers where id = ${id} and account_id = ${o.accountId} and livemode = ${o.livemode}`)[0];
 
-const insertCustomer = async (o: Owner, b: Record<string, any>) =>
-  (
+// Test mode's processor is the simulator, whose twin the service records with the customer.
+const insertCustomer = async (o: Owner, b: Record<string, any>) => {
+  const id = newId('cus');
+  return (
     await sql`
     with c as (
-      insert into customers (id, account_id, livemode, email, first_name, last_name, phone, company_name, notes, metadata)
-      values (${newId('cus')}, ${o.accountId}, ${o.livemode}, ${b.email}, ${b.first_name ?? ''},
+      insert into customers (id, account_id, livemode, email, first_name, last_name, phone, company_name, notes, metadata, processor_customer_id)
+      values (${id}, ${o.accountId}, ${o.livemode}, ${b.email}, ${b.first_name ?? ''},
               ${b.last_name ?? ''}, ${b.phone ?? null}, ${b.company_name ?? null}, ${b.notes ?? null},
-              ${sql.json(b.metadata ?? {})})
+              ${sql.json(b.metadata ?? {})}, ${simulatedCustomerId(id, o.livemode)})
       returning *
-    ), due as (
-      insert into processor_customers_due (id, livemode) select id, livemode from c
     )
     select * from c`
   )[0]!;
+};
 
 const listCustomers = (o: Owner) =>
   sql`
@@ -182,3 +184,6 @@ if (kind === 'express') {
   });
   server.listen(port, () => process.send?.('ready'));
 }
+
+// SIGTERM ends the process normally, so that a CPU profile (--cpu-prof, bench/profile.ts) is written.
+process.on('SIGTERM', () => process.exit(0));

@@ -3,6 +3,7 @@ import { resourceMissing } from '../lib/errors.ts';
 import { deleted } from '../lib/objects.ts';
 import { parseListQuery, toList } from '../lib/pagination.ts';
 import { pathId, validate } from '../lib/validate.ts';
+import { twinAtInsert } from '../processor/customers.ts';
 import type { Services } from '../services.ts';
 import { presentCustomer } from './presenter.ts';
 import { CreateCustomer, ListCustomers, UpdateCustomer } from './schema.ts';
@@ -14,7 +15,7 @@ export function customersRouter(s: Services): Router {
 
   r.post('/', async (req, res) => {
     const input = validate(CreateCustomer, req.body);
-    res.json(presentCustomer(await store.insertCustomer(sql, req.auth, input)));
+    res.json(presentCustomer(await store.insertCustomer(sql, req.auth, input, twinAtInsert(s, req.auth.livemode))));
   });
 
   r.get('/', async (req, res) => {

@@ -21,21 +21,27 @@ export interface CustomerRow {
   updated_at: Date;
 }
 
+/** The processor's customer of a new customer of ours, when it is known without a call (processor/customers.ts `twinAtInsert`). */
+export type TwinOf = (customerId: string) => string;
+
 /**
- * A new customer, and in the same statement its entry in the processor-twin work list
- * (processor_customers_due, swept by src/processor/customers.ts).
+ * A new customer. With `twinOf` (the simulator), its processor twin is recorded with it; without,
+ * the same statement puts it on the processor-twin work list (processor_customers_due), and the
+ * sweep of src/processor/customers.ts makes and records its twin about a second later.
  */
-export async function insertCustomer(sql: Db, o: Owner, input: CreateCustomer): Promise<CustomerRow> {
+export async function insertCustomer(sql: Db, o: Owner, input: CreateCustomer, twinOf: TwinOf | null = null): Promise<CustomerRow> {
+  const id = newId('cus');
+  const twin = twinOf ? twinOf(id) : null;
   const [row] = await sql<CustomerRow[]>`
     with c as (
-      insert into customers (id, account_id, livemode, email, first_name, last_name, phone, company_name, notes, metadata)
-      values (${newId('cus')}, ${o.accountId}, ${o.livemode}, ${input.email}, ${input.first_name ?? ''},
+      insert into customers (id, account_id, livemode, email, first_name, last_name, phone, company_name, notes, metadata, processor_customer_id)
+      values (${id}, ${o.accountId}, ${o.livemode}, ${input.email}, ${input.first_name ?? ''},
               ${input.last_name ?? ''}, ${input.phone ?? null}, ${input.company_name ?? null}, ${input.notes ?? null},
-              ${sql.json(metadataOnCreate(input.metadata))})
+              ${sql.json(metadataOnCreate(input.metadata))}, ${twin})
       returning *
-    ), due as (
+    )${twin === null ? sql`, due as (
       insert into processor_customers_due (id, livemode) select id, livemode from c
-    )
+    )` : sql``}
     select * from c`;
   return row!;
 }

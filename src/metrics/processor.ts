@@ -1,6 +1,9 @@
 import type { Processor } from '../processor/types.ts';
 import type { Metrics } from './definitions.ts';
 
+/** Methods that make no call (a derivation, answered synchronously): passed through, not counted. */
+const NOT_CALLS: ReadonlySet<string> = new Set<keyof Processor>(['customerIdOf']);
+
 /**
  * The processor with every call counted (processor_calls_total: ok, or error when it threw) and
  * timed: the same object otherwise, built once by the composition root. Operations are the
@@ -9,7 +12,7 @@ import type { Metrics } from './definitions.ts';
 export function instrumentProcessor(p: Processor, metrics: Metrics): Processor {
   const wrapped: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(p)) {
-    if (typeof value !== 'function') {
+    if (typeof value !== 'function' || NOT_CALLS.has(key)) {
       wrapped[key] = value;
       continue;
     }

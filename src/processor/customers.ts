@@ -11,6 +11,16 @@ import { processorFor } from './select.ts';
  * filling a twin changes no indexed column of customers and stays a HOT update.
  */
 export const SWEEP_EVERY_MS = 1000;
+
+/**
+ * The twin of a mode's new customers when its processor makes one without a call (the simulator:
+ * `customerIdOf`), for the customer's insert to record with it; null where the sweep must call
+ * (Stripe) or the mode has no processor (live payments off).
+ */
+export function twinAtInsert(s: Pick<Services, 'processors'>, livemode: boolean): ((customerId: string) => string) | null {
+  const p = processorFor(s, livemode);
+  return p?.customerIdOf ? (customerId) => p.customerIdOf!(customerId, livemode) : null;
+}
 const BATCH = 500;
 
 interface Due {

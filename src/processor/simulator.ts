@@ -18,6 +18,12 @@ const DECLINES: Record<string, DeclineCode> = {
 
 const THREE_D_SECURE = new Set(['4000000000003220', '4000002500003155']);
 
+/** The simulator's customer of one of ours: derived from the reference, so the same every time, and made without a call. */
+export function simulatedCustomerId(reference: string, livemode: boolean): string {
+  const digest = createHash('sha256').update(`${livemode ? 'live' : 'test'}:${reference}`).digest('hex');
+  return `pcus_sim_${digest.slice(0, 24)}`;
+}
+
 /**
  * Cards whose charge succeeds but whose later life is scripted, as Stripe's test cards: the
  * behaviour is kept with the simulator's attempt (never the card number) for refunds and disputes.
@@ -185,9 +191,9 @@ export function createSimulator(sql: Sql): Processor {
     ...simulatorDisputes(sql),
     ...simulatorFraud(sql),
     async createCustomer({ reference, livemode }) {
-      const digest = createHash('sha256').update(`${livemode ? 'live' : 'test'}:${reference}`).digest('hex');
-      return { id: `pcus_sim_${digest.slice(0, 24)}` };
+      return { id: simulatedCustomerId(reference, livemode) };
     },
+    customerIdOf: simulatedCustomerId,
     async createPaymentIntent({ reference, amount, currency, customer, livemode }) {
       await sql`
         insert into simulator_intents (id, reference, amount_cents, currency, customer, livemode)

@@ -121,6 +121,12 @@ export interface Processor {
   /** `reference` is our id for the record; a retry with the same reference returns the same customer. */
   createCustomer(input: { reference: string; email: string; name: string; livemode: boolean }): Promise<{ id: string }>;
   /**
+   * The processor's customer of a reference when making it needs no call (the simulator derives it
+   * from the reference): the customer's insert then records it, and the sweep of
+   * src/processor/customers.ts has nothing to do. Absent where a call is needed (Stripe).
+   */
+  customerIdOf?(reference: string, livemode: boolean): string;
+  /**
    * Created when the payer starts paying; one intent per checkout session, reused across attempts.
    * Idempotent by `reference` (the session id): concurrent or retried calls get the same intent.
    */

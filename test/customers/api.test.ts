@@ -22,7 +22,8 @@ describe('customers: create', () => {
     };
     const res = await create(body);
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ ...body, object: 'customer', livemode: false, processor_customer_id: null });
+    // Test mode's processor is the simulator: its customer is made without a call, with ours.
+    expect(res.body).toMatchObject({ ...body, object: 'customer', livemode: false, processor_customer_id: expect.stringMatching(/^pcus_sim_[0-9a-f]{24}$/) });
     expect(res.body.id).toMatch(/^cus_[0-9a-z]{29}$/);
     expect(res.body.created).toBeTypeOf('number');
     expect(res.body.updated).toBe(res.body.created);

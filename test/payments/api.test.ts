@@ -4,11 +4,12 @@ import type { AddressInfo } from 'node:net';
 import pino from 'pino';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createApp } from '../../src/app.ts';
+import { insertCustomer } from '../../src/customers/store.ts';
 import { syncProcessorCustomers } from '../../src/processor/customers.ts';
+import { simulatedCustomerId } from '../../src/processor/simulator.ts';
 import { processorWorker } from '../../workers/processor.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { Payer } from '../helpers/payer.ts';
-import { eventually } from '../helpers/wait.ts';
 import { createSession } from '../helpers/factories.ts';
 import { CARDS, DIGITS } from '../helpers/cards.ts';
 
@@ -74,19 +75,23 @@ describe('GET /v1/payments/:id', () => {
 });
 
 describe('processor customers', () => {
-  it('when a customer is created, then the sweep fills processor_customer_id soon after', async () => {
+  it('when a customer is created in test mode (the simulator), then its processor customer comes with it, and nothing is left for the sweep', async () => {
     const cus = (await t.request('POST', '/v1/customers', { key, body: { email: 'proc@example.com', first_name: 'Pro' } })).body;
-    expect(cus.processor_customer_id).toBeNull();
-    const filled = await eventually(async () => (await t.request('GET', `/v1/customers/${cus.id}`, { key })).body.processor_customer_id);
-    expect(filled).toMatch(/^pcus_sim_[0-9a-f]{24}$/); // docs/payments.md: `pcus_sim_…`
+    expect(cus.processor_customer_id).toMatch(/^pcus_sim_[0-9a-f]{24}$/); // docs/payments.md: `pcus_sim_…`
+    expect(cus.processor_customer_id).toBe(simulatedCustomerId(cus.id, false));
     const row = (await t.sql`select processor_customer_id from customers where id = ${cus.id}`)[0]!;
-    expect(row.processor_customer_id).toBe(filled);
+    expect(row.processor_customer_id).toBe(cus.processor_customer_id);
+    expect(await t.sql`select id from processor_customers_due where id = ${cus.id}`).toHaveLength(0);
+    expect((await t.request('GET', `/v1/customers/${cus.id}`, { key })).body.processor_customer_id).toBe(cus.processor_customer_id);
   });
 
-  it('when Redis lost every job, then the next sweep still fills every customer once, and a second sweep changes nothing', async () => {
+  it('when customers wait on the work list and Redis lost every job, then the next sweep fills each once, and a second sweep changes nothing', async () => {
     await t.workers!.close();
+    const a = await t.account();
     const ids: string[] = [];
-    for (let i = 0; i < 3; i++) ids.push((await t.request('POST', '/v1/customers', { key, body: { email: `lost${i}@example.com` } })).body.id);
+    // Inserted without their twin, as a processor that needs a call (Stripe) or a plan's customer leaves them.
+    for (let i = 0; i < 3; i++) ids.push((await insertCustomer(t.sql, { accountId: a.accountId, livemode: false }, { email: `lost${i}@example.com` })).id);
+    expect(await t.sql`select id from processor_customers_due where id in ${t.sql(ids)}`).toHaveLength(3);
     const keys = await t.s.redis.keys(`${t.s.config.redisPrefix}:*`);
     if (keys.length) await t.s.redis.del(...keys);
     expect(await syncProcessorCustomers(t.s)).toBeGreaterThanOrEqual(3);

@@ -6,6 +6,7 @@ import { resourceMissing, type ApiError } from '../../lib/errors.ts';
 import { parseListQuery } from '../../lib/pagination.ts';
 import { pathId, validate } from '../../lib/validate.ts';
 import { listPayments } from '../../payments/store.ts';
+import { twinAtInsert } from '../../processor/customers.ts';
 import { formText } from '../../pages/index.ts';
 import { allow, doneNotice, type DashContext } from '../context.ts';
 import { fieldsOf, listQueryOf, metadataPatch, metadataText, optional, orNull, parseMetadata } from '../forms.ts';
@@ -66,7 +67,8 @@ export function customersPages(ctx: DashContext): Router {
           notes: optional(v.notes),
           metadata: parseMetadata(v.metadata),
         });
-        const row = await customers.insertCustomer(s.sql, ctx.owner(res), input);
+        const owner = ctx.owner(res);
+        const row = await customers.insertCustomer(s.sql, owner, input, twinAtInsert(s, owner.livemode));
         return { redirect: `${customerPath(row.id)}?done=created` };
       },
       showForm(null),

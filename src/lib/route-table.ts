@@ -1,0 +1,173 @@
+import { Router, type RequestHandler } from 'express';
+
+/**
+ * A router and the path it is mounted at. `flatten`: its routes and middleware, and those of the
+ * routers mounted in it at literal paths, are taken out of their nesting into the table (see
+ * routeTable); without it the router is kept whole, entered as before.
+ */
+export interface Mount {
+  path: string;
+  router: Router | RequestHandler;
+  flatten?: boolean;
+}
+
+/** What express's router and route objects hold (the `router` package's Layer, Route and Router). */
+interface Layer {
+  handle: unknown;
+  rawPath?: unknown;
+  method?: string;
+  route?: Route;
+}
+interface Route {
+  path: unknown;
+  stack: Layer[];
+}
+interface RouterObject {
+  stack: Layer[];
+  caseSensitive?: boolean;
+  mergeParams?: boolean;
+  strict?: boolean;
+}
+
+/** One layer of the table, with its full path: middleware (`use`, a prefix) or a route (the whole path). */
+type Entry = { kind: 'use'; path: string; handle: RequestHandler } | { kind: 'route'; path: string; route: Route };
+
+/** How many leading path segments pick a request's layers. */
+const DEPTH = 2;
+/** A request segment that no literal equals (the fallback of a segment no layer names). */
+const OTHER = '\0';
+/** A segment the table keys on: plain ASCII, compared as express does (case-insensitively). */
+const PLAIN = /^[A-Za-z0-9._~-]*$/;
+
+const isRouter = (h: unknown): h is RouterObject & RequestHandler => typeof h === 'function' && Array.isArray((h as Partial<RouterObject>).stack);
+
+/** Joins a mount path and a path below it as express matches them: '/v1' + '/' is '/v1'. */
+const join = (prefix: string, path: string) => (prefix === '/' ? path : path === '/' ? prefix : prefix + path);
+
+/** A router whose layers can be taken out of it unchanged: express's defaults, string paths only. */
+function flattenable(r: RouterObject): boolean {
+  if (r.caseSensitive || r.mergeParams || r.strict) return false;
+  return r.stack.every((l) => (l.route ? typeof l.route.path === 'string' : typeof l.rawPath === 'string'));
+}
+
+function flattenInto(out: Entry[], prefix: string, r: RouterObject): void {
+  for (const l of r.stack) {
+    if (l.route) out.push({ kind: 'route', path: join(prefix, l.route.path as string), route: l.route });
+    else {
+      const path = join(prefix, l.rawPath as string);
+      if (isRouter(l.handle) && PLAIN.test(path.replaceAll('/', '')) && flattenable(l.handle)) flattenInto(out, path, l.handle);
+      else out.push({ kind: 'use', path, handle: l.handle as RequestHandler });
+    }
+  }
+}
+
+/**
+ * The first DEPTH segments a layer can answer, lowercased; null from the first one it can answer
+ * whatever its value (a prefix ended, a parameter, a pattern). A route's path ends where it ends,
+ * so a route of one segment answers an empty second one only ('/healthz' and '/healthz/').
+ */
+function reach(e: Entry): Array<string | null> {
+  const segs = e.path === '/' ? [] : e.path.split('/').slice(1);
+  const out: Array<string | null> = [];
+  for (let i = 0; i < DEPTH; i++) {
+    const s = segs[i];
+    if (s === undefined) {
+      out.push(e.kind === 'route' ? '' : null);
+      if (e.kind === 'use') break;
+      continue;
+    }
+    if (!PLAIN.test(s) || s === '') {
+      out.push(null);
+      break;
+    }
+    out.push(s.toLowerCase());
+  }
+  return out;
+}
+
+/** Whether a layer of that reach may answer a request whose first segments are `key`. */
+function mayAnswer(r: Array<string | null>, key: string[]): boolean {
+  for (let i = 0; i < key.length; i++) {
+    if (i >= r.length || r[i] === null) return true;
+    if (r[i] !== key[i]) return false;
+  }
+  return true;
+}
+
+function routerOf(entries: Entry[]): Router {
+  const r = Router();
+  for (const e of entries) {
+    if (e.kind === 'use') {
+      r.use(e.path, e.handle);
+      continue;
+    }
+    const route = r.route(e.path) as unknown as Record<string, (h: unknown) => void>;
+    for (const l of e.route.stack) route[l.method ?? 'all']!(l.handle);
+  }
+  return r;
+}
+
+/** The first DEPTH segments of a request's URL, lowercased; null when one is not plain. */
+function keyOf(url: string): string[] | null {
+  if (url.charCodeAt(0) !== 47 /* / */) return null;
+  const key: string[] = [];
+  let at = 1;
+  for (let i = 0; i < DEPTH; i++) {
+    let end = at;
+    while (end < url.length) {
+      const c = url.charCodeAt(end);
+      if (c === 47 || c === 63 /* ? */) break;
+      end++;
+    }
+    const s = at <= url.length ? url.slice(at, end) : '';
+    if (!PLAIN.test(s)) return null;
+    key.push(s.toLowerCase());
+    at = url.charCodeAt(end) === 47 ? end + 1 : url.length + 1;
+  }
+  return key;
+}
+
+/**
+ * The app's routers as one table, with the answers of mounting each in order (`app.use(path,
+ * router)`), walked in fewer steps (issue 28: a /v1 call went through 27 layers and three routers,
+ * each entered and left, before its route). The mounts marked `flatten` give their layers with
+ * full paths (`/v1/customers/:id`), so that a /v1 call enters one router instead of three; then each
+ * request walks only the layers its first two path segments can reach, in their order: a router
+ * per pair of segments that some layer names, one per first segment for the others, one for the
+ * rest. A route's handlers see the same `req.params` and `req.route` (its path the full one);
+ * `req.baseUrl` and `req.path` are the table's (the app's) rather than their old router's, while
+ * middleware sees them as before.
+ *
+ * Two kinds of request go through the routers nested as they were mounted, where express's answer
+ * depends on the nesting: OPTIONS (each router answers it with the methods of its own routes, at
+ * its end), and a URL whose first two segments are not plain ASCII (encoded, or not a path).
+ * test/platform/route-table.unit.test.ts compares both forms. `stack` lists the routers, for
+ * whatever reads the app's routes (the HTTP metrics' route templates).
+ */
+export function routeTable(mounts: readonly Mount[]): RequestHandler & { stack: Array<{ handle: Router; rawPath: string }> } {
+  const entries: Entry[] = [];
+  for (const m of mounts) {
+    if (m.flatten && isRouter(m.router) && PLAIN.test(m.path.replaceAll('/', '')) && flattenable(m.router)) flattenInto(entries, m.path, m.router);
+    else entries.push({ kind: 'use', path: m.path, handle: m.router as RequestHandler });
+  }
+  const reaches = entries.map(reach);
+  const pick = (key: string[]) => routerOf(entries.filter((_, i) => mayAnswer(reaches[i]!, key)));
+  const byKey = new Map<string, Router>();
+  for (const r of reaches) {
+    const first = r[0];
+    if (typeof first !== 'string') continue;
+    if (!byKey.has(`${first}/${OTHER}`)) byKey.set(`${first}/${OTHER}`, pick([first, OTHER]));
+    const second = r[1];
+    if (typeof second === 'string' && !byKey.has(`${first}/${second}`)) byKey.set(`${first}/${second}`, pick([first, second]));
+  }
+  const rest = pick([OTHER, OTHER]);
+  const nested = Router();
+  for (const m of mounts) nested.use(m.path, m.router);
+  const handler: RequestHandler = (req, res, next) => {
+    const key = req.method === 'OPTIONS' ? null : keyOf(req.url);
+    const r = key === null ? nested : (byKey.get(`${key[0]}/${key[1]}`) ?? byKey.get(`${key[0]}/${OTHER}`) ?? rest);
+    r(req, res, next);
+  };
+  const stack = [nested, rest, ...byKey.values()].map((handle) => ({ handle, rawPath: '/' }));
+  return Object.assign(handler, { stack });
+}
