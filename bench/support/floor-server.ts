@@ -10,7 +10,7 @@
 // the service's page captured once (FLOOR_LINK_PAGE, a file) with only its CSRF token differing.
 // Nothing else: no validation, no logging, no metrics, no idempotency, no jobs.
 // Run by bench/floors.ts as `node bench/support/floor-server.ts` with DATABASE_URL, PORT.
-import { createHash, createHmac, randomBytes } from 'node:crypto';
+import { createHash, createHmac, createSecretKey, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import express from 'express';
@@ -40,7 +40,8 @@ for (const k of await sql<{ key_hash: Buffer; account_id: string; livemode: bool
   keys.set(k.key_hash.toString('hex'), { accountId: k.account_id, livemode: k.livemode });
 }
 const [csrfRow] = await sql<{ value: Buffer }[]>`select value from service_secrets where name = 'csrf'`;
-const csrfSecret = csrfRow!.value;
+// A KeyObject made once, as the service holds its CSRF secret (src/pages/security.ts).
+const csrfSecret = createSecretKey(csrfRow!.value);
 const linkPage = process.env.FLOOR_LINK_PAGE ? readFileSync(process.env.FLOOR_LINK_PAGE, 'utf8') : '';
 const TOKEN = /name="_csrf" value="[^"]*"/;
 
