@@ -129,9 +129,9 @@ function keyOf(url: string): string[] | null {
 
 /**
  * The app's routers as one table, with the answers of mounting each in order (`app.use(path,
- * router)`), walked in fewer steps (issue 28: a /v1 call went through 27 layers and three routers,
- * each entered and left, before its route). The mounts marked `flatten` give their layers with
- * full paths (`/v1/customers/:id`), so that a /v1 call enters one router instead of three; then each
+ * router)`), walked in fewer steps (issue 28: a /v1 call went through 27 to 29 layers and entered
+ * five or six routers before its route). The mounts marked `flatten` give their layers with
+ * full paths (`/v1/customers/:id`), so that a /v1 call enters one router below the app's; then each
  * request walks only the layers its first two path segments can reach, in their order: a router
  * per pair of segments that some layer names, one per first segment for the others, one for the
  * rest. A route's handlers see the same `req.params` and `req.route` (its path the full one);
