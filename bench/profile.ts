@@ -101,11 +101,17 @@ export async function run(settings: BenchSettings): Promise<void> {
   try {
     for (const [i, e] of endpoints.entries()) {
       if (only && !only.test(e.name)) continue;
+      // A floor serves the link page the service rendered, captured by bench/floors.ts: not profiled here.
+      if (floor && e.name.includes('/l/')) {
+        sections.push(`#### ${e.name}\n\nNot profiled on a floor: the floors serve a page captured from the service (bench/floors.ts).`);
+        continue;
+      }
       const out = path.join(dir, String(i));
       mkdirSync(out);
       say(`profile: ${e.name}${floor ? ` on the ${floor} floor` : ''}`);
       const prof = ['--cpu-prof', `--cpu-prof-dir=${out}`];
-      const svc = floor ? await startFloor(floor, db.url, '', '', prof) : await startService({ suite: 'profile', databaseUrl: db.url, nodeArgs: prof });
+      // The floor's sessions carry a checkout URL as long as the service's (http://localhost:<port>/checkout).
+      const svc = floor ? await startFloor(floor, db.url, 'http://localhost:40000/checkout', '', prof) : await startService({ suite: 'profile', databaseUrl: db.url, nodeArgs: prof });
       let requests = 0;
       let t0 = 0;
       let t1 = 0;

@@ -174,7 +174,6 @@ export function copyable(value: string, label: string, attrs: Html = html``): Ht
   return html`<div class="secret"><code ${attrs}>${value}</code><button type="button" class="small" data-copy="${value}" aria-label="Copy ${label}" hidden>Copy</button><span class="sr-only" role="status" aria-live="polite"></span></div>`;
 }
 
-/** Pretty JSON in a scrolling block. */
 /**
  * A QR code of `text` as SVG, drawn here: no outside service sees what it encodes (an otpauth://
  * secret, a link). qrcode is loaded with the first one, not at start (test/structure/start-up).
@@ -182,6 +181,7 @@ export function copyable(value: string, label: string, attrs: Html = html``): Ht
 export const qrSvg = async (text: string, width?: number): Promise<string> =>
   (await import('qrcode')).toString(text, { type: 'svg', margin: 2, errorCorrectionLevel: 'M', ...(width ? { width } : {}) });
 
+/** Pretty JSON in a scrolling block. */
 export const jsonBlock = (value: unknown): Html => html`<pre tabindex="0"><code>${JSON.stringify(value, null, 2)}</code></pre>`;
 
 /** What a form shows when it comes back: the values typed and the one problem found, if any. */

@@ -44,10 +44,13 @@ const isRouter = (h: unknown): h is RouterObject & RequestHandler => typeof h ==
 /** Joins a mount path and a path below it as express matches them: '/v1' + '/' is '/v1'. */
 const join = (prefix: string, path: string) => (prefix === '/' ? path : path === '/' ? prefix : prefix + path);
 
-/** A router whose layers can be taken out of it unchanged: express's defaults, string paths only. */
-function flattenable(r: RouterObject): boolean {
-  if (r.caseSensitive || r.mergeParams || r.strict) return false;
-  return r.stack.every((l) => (l.route ? typeof l.route.path === 'string' : typeof l.rawPath === 'string'));
+/**
+ * A router whose layers can be taken out of it unchanged: mounted at a literal path, with express's
+ * defaults and string paths only.
+ */
+function flattenable(path: string, h: unknown): h is RouterObject {
+  if (!isRouter(h) || !PLAIN.test(path.replaceAll('/', '')) || h.caseSensitive || h.mergeParams || h.strict) return false;
+  return h.stack.every((l) => (l.route ? typeof l.route.path === 'string' : typeof l.rawPath === 'string'));
 }
 
 function flattenInto(out: Entry[], prefix: string, r: RouterObject): void {
@@ -55,7 +58,7 @@ function flattenInto(out: Entry[], prefix: string, r: RouterObject): void {
     if (l.route) out.push({ kind: 'route', path: join(prefix, l.route.path as string), route: l.route });
     else {
       const path = join(prefix, l.rawPath as string);
-      if (isRouter(l.handle) && PLAIN.test(path.replaceAll('/', '')) && flattenable(l.handle)) flattenInto(out, path, l.handle);
+      if (flattenable(path, l.handle)) flattenInto(out, path, l.handle);
       else out.push({ kind: 'use', path, handle: l.handle as RequestHandler });
     }
   }
@@ -147,7 +150,7 @@ function keyOf(url: string): string[] | null {
 export function routeTable(mounts: readonly Mount[]): RequestHandler & { stack: Array<{ handle: Router; rawPath: string }> } {
   const entries: Entry[] = [];
   for (const m of mounts) {
-    if (m.flatten && isRouter(m.router) && PLAIN.test(m.path.replaceAll('/', '')) && flattenable(m.router)) flattenInto(entries, m.path, m.router);
+    if (m.flatten && flattenable(m.path, m.router)) flattenInto(entries, m.path, m.router);
     else entries.push({ kind: 'use', path: m.path, handle: m.router as RequestHandler });
   }
   const reaches = entries.map(reach);

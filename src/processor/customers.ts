@@ -2,15 +2,18 @@ import type { Services } from '../services.ts';
 import { processorFor } from './select.ts';
 
 /**
- * Every customer gets its processor-side twin (processor_customer_id) from a sweep that runs every
- * second in the processor worker: it reads the work list (processor_customers_due, one row per
- * customer still without a twin, written by the customer's insert) and fills the twins in one
- * statement, which also takes them off the list. Creating a customer therefore costs no job and no
+ * Every customer gets its processor-side twin (processor_customer_id). Where the processor makes it
+ * without a call (the simulator), the customer's insert records it (`twinAtInsert`). Otherwise it
+ * comes from a sweep that runs every second in the processor worker: it reads the work list
+ * (processor_customers_due, one row per customer still without a twin, written by the customer's
+ * insert) and fills the twins in one statement, which also takes them off the list. Creating a customer therefore costs no job and no
  * Redis round trip, and the rows themselves are the work list, so nothing is lost when Redis is.
  * The list is a table rather than a partial index of customers (as before migration 0043), so that
  * filling a twin changes no indexed column of customers and stays a HOT update.
  */
 export const SWEEP_EVERY_MS = 1000;
+
+const BATCH = 500;
 
 /**
  * The twin of a mode's new customers when its processor makes one without a call (the simulator:
@@ -21,7 +24,6 @@ export function twinAtInsert(s: Pick<Services, 'processors'>, livemode: boolean)
   const p = processorFor(s, livemode);
   return p?.customerIdOf ? (customerId) => p.customerIdOf!(customerId, livemode) : null;
 }
-const BATCH = 500;
 
 interface Due {
   id: string;
