@@ -1,4 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { Logger } from 'pino';
 import { issuePortalLink, spendPortalLink, type PortalLink } from '../customers/portal-links.ts';
 import type { Db, Sql } from '../db/sql.ts';
@@ -130,16 +130,17 @@ export function returnUrlProblem(value: string, publicBaseUrl: string): string |
   return null;
 }
 
-const returnKeys = new WeakMap<Services, Promise<Buffer>>();
+const returnKeys = new WeakMap<Services, Promise<KeyObject>>();
 
 /**
  * The key of return-URL signatures: derived from the service's CSRF secret (service_secrets, made by
  * the migrations and shared by every web process), with its own label so the two never mix.
  */
-function returnKey(s: Services): Promise<Buffer> {
+function returnKey(s: Services): Promise<KeyObject> {
   let key = returnKeys.get(s);
   if (!key) {
-    key = secretOf(s.sql).then((secret) => createHmac('sha256', secret).update('portal return_url').digest());
+    // A KeyObject, as the CSRF secret is held (src/pages/security.ts): a Buffer key makes one per HMAC.
+    key = secretOf(s.sql).then((secret) => createSecretKey(createHmac('sha256', secret).update('portal return_url').digest()));
     key.catch(() => returnKeys.delete(s));
     returnKeys.set(s, key);
   }
