@@ -144,8 +144,11 @@ export async function expectSurvived(svc: DrillService, load: ReturnType<typeof 
   const sql = postgres(o.databaseUrl, { max: 1, onnotice: () => {} });
   try {
     const ok = (op: Call['op']) => calls.filter((c) => c.op === op && c.status === 200).map((c) => c.body.id!);
-    const customers = await sql<{ id: string }[]>`select id from customers where id in ${sql(ok('customer'))}`;
+    const customers = await sql<{ id: string; processor_customer_id: string | null }[]>`select id, processor_customer_id from customers where id in ${sql(ok('customer'))}`;
     expect(customers.length).toBe(ok('customer').length);
+    // The simulator's twin is written by the same statement as the customer: an acknowledged one has it, and nothing waits on the sweep.
+    for (const c of customers) expect(c.processor_customer_id).toMatch(/^pcus_sim_[0-9a-f]{24}$/);
+    expect(await sql`select id from processor_customers_due where id in ${sql(ok('customer'))}`).toHaveLength(0);
     const sessions = await sql<{ id: string }[]>`select id from checkout_sessions where id in ${sql(ok('session'))}`;
     expect(sessions.length).toBe(ok('session').length);
     const expired = await sql<{ id: string }[]>`select id from checkout_sessions where status = 'EXPIRED' and id in ${sql(ok('expire'))}`;
