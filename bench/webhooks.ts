@@ -7,6 +7,7 @@
 // Sizes: BENCH_WEBHOOK_DELIVERIES (default 20,000), BENCH_WEBHOOK_ROUNDS (default 3) and
 // BENCH_WEBHOOK_SAMPLES (default 300).
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { Queue } from 'bullmq';
@@ -15,6 +16,7 @@ import { Redis } from 'ioredis';
 import { API_VERSION } from '../src/events/presenter.ts';
 import { newId } from '../src/lib/ids.ts';
 import { DeliveryJobs, DELIVER_JOB } from '../src/webhooks/jobs.ts';
+import { Lane } from '../src/webhooks/lane.ts';
 import {
   createAccountKey,
   environmentNote,
@@ -170,6 +172,8 @@ interface Contender {
   key: string;
   endpointId: string;
   queue: Queue;
+  /** Null for a baseline from before the first-attempt lane. */
+  lane: Lane | null;
   /** Delivery ids seeded for each round. */
   rounds: string[][];
 }
@@ -227,9 +231,13 @@ export async function run(_settings: BenchSettings): Promise<void> {
       if (!env) env = await environmentNote(db.sql);
       const { accountId, key } = await createAccountKey(db.sql, 'test');
       const svc = await startService({ suite: 'webhooks', instance: sp.instance, cwd: sp.cwd, databaseUrl: db.url, env: { WEBHOOK_ALLOW_INSECURE_TARGETS: 'true', ...sp.env } });
-      const queue = new Queue('webhook-delivery', { connection: redis, prefix: `bench_webhooks${sp.instance ? `_${sp.instance}` : ''}` });
+      const prefix = `bench_webhooks${sp.instance ? `_${sp.instance}` : ''}`;
+      const queue = new Queue('webhook-delivery', { connection: redis, prefix });
+      // Each contender's deliveries are enqueued as its own code enqueues them: into the first-attempt
+      // lane (issue 28.5), or, for a checkout from before it, as one BullMQ job each.
+      const lane = existsSync(path.join(sp.cwd ?? '.', 'src/webhooks/lane.ts')) ? new Lane(prefix) : null;
       const endpoint = await api(svc.url, key, 'POST', '/v1/webhook-endpoints', { url: rx.url, enabled_events: ['*'] });
-      contenders.push({ name: sp.name, svc, db, accountId, key, endpointId: endpoint.id, queue, rounds: [] });
+      contenders.push({ name: sp.name, svc, db, accountId, key, endpointId: endpoint.id, queue, lane, rounds: [] });
     }
 
     // Latency at idle, one service at a time.
@@ -276,7 +284,9 @@ export async function run(_settings: BenchSettings): Promise<void> {
             const before = rx.count();
             const t0 = now();
             for (let i = 0; i < ids.length; i += 5000) {
-              await c.queue.addBulk(ids.slice(i, i + 5000).map((id) => ({ name: DELIVER_JOB, data: { deliveryId: id }, opts: jobs.options(id) })));
+              const chunk = ids.slice(i, i + 5000);
+              if (c.lane) await c.lane.push(redis, chunk);
+              else await c.queue.addBulk(chunk.map((id) => ({ name: DELIVER_JOB, data: { deliveryId: id }, opts: jobs.options(id) })));
             }
             await rx.waitFor(() => rx.count() - before >= n, 600_000);
             t.seconds += (now() - t0) / 1000;
@@ -336,8 +346,9 @@ export async function run(_settings: BenchSettings): Promise<void> {
         }),
       ),
       '',
-      'The throughput run of a service counts from the first job added (BullMQ addBulk of jobs for delivery rows already in',
-      'Postgres) to the last request arriving; each delivery loads its row, signs, POSTs, and records the attempt.',
+      'The throughput run of a service counts from the first delivery enqueued (delivery rows already in Postgres, pushed into',
+      'the first-attempt lane as the fan-out pushes them; a baseline from before the lane gets a BullMQ job each, addBulk) to',
+      'the last request arriving; each delivery loads its row, signs, POSTs, and records the attempt.',
       'The latency is measured from just before the expire call to the arrival of its `checkout.session.expired`.',
       `Reproduce: \`BENCH_WEBHOOK_DELIVERIES=${n} BENCH_WEBHOOK_ROUNDS=${roundsN} BENCH_WEBHOOK_SAMPLES=${samples}${baselineDir ? ' BENCH_WEBHOOK_BASELINE_DIR=…' : ''}${variantEnv ? ` BENCH_WEBHOOK_VARIANT_ENV="${variantEnv}"` : ''} npm run bench -- webhooks\`.`,
     ].join('\n');

@@ -1,15 +1,21 @@
-import { runDelivery } from '../src/webhooks/deliver.ts';
+import { jobRun, runDelivery } from '../src/webhooks/deliver.ts';
+import { startFirstAttempts } from '../src/webhooks/first-attempts.ts';
 import type { DeliverJobData } from '../src/webhooks/jobs.ts';
 import type { WorkerDefinition } from './types.ts';
 
 /** Deliveries wait on the network, not the CPU: many run at once per process. */
 const CONCURRENCY = 50;
 
-/** One job per webhook delivery; its repair pass is `reconcileDeliveries` (src/webhooks/deliver.ts), run by reconcile.ts. */
+/**
+ * Deliveries: their first attempts in the lane (src/webhooks/lane.ts, no job each), run by the
+ * background loop with as many at once as the queue; their retries as jobs of this queue. The
+ * repair pass of both is `reconcileDeliveries` (src/webhooks/deliver.ts), run by reconcile.ts.
+ */
 export const webhookDeliveryWorker: WorkerDefinition<DeliverJobData> = {
   queue: 'webhook-delivery',
   concurrency: CONCURRENCY,
-  process: (job, s, token) => runDelivery(s, job, token),
+  background: (s) => startFirstAttempts(s, CONCURRENCY),
+  process: (job, s, token) => runDelivery(s, jobRun(s, job, token)),
 };
 
 /**
@@ -19,5 +25,5 @@ export const webhookDeliveryWorker: WorkerDefinition<DeliverJobData> = {
 export const webhookThrottledWorker: WorkerDefinition<DeliverJobData> = {
   queue: 'webhook-throttled',
   concurrency: CONCURRENCY,
-  process: (job, s, token) => runDelivery(s, job, token),
+  process: (job, s, token) => runDelivery(s, jobRun(s, job, token)),
 };

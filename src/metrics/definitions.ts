@@ -95,6 +95,11 @@ export function createMetrics(opts: { poolStats: () => PoolState | null }) {
       buckets: DELIVERY_LATENCY_BUCKETS,
       registers,
     }),
+    webhookLaneReclaimed: new Counter({
+      name: 'webhook_lane_reclaimed_total',
+      help: 'Deliveries taken again from the first-attempt lane because the lease of the worker that took them ran out (a worker killed or stuck).',
+      registers,
+    }),
     webhookOldestPending: new Gauge({
       name: 'webhook_delivery_oldest_pending_age_seconds',
       help: 'Age of the oldest PENDING webhook delivery (0 when none), read from Postgres at scrape time by the processes that run workers.',

@@ -58,23 +58,57 @@ function batchers(s: Services): Batchers {
 }
 
 /**
- * One run of a delivery job. The delivery row decides what happens, never the job alone: a job that
- * runs for a delivery already SUCCEEDED or CANCELLED (a duplicate, a stale job brought back) does
- * nothing, so a retry or a re-enqueue never sends twice what was acknowledged.
+ * What runs a delivery: a BullMQ job (its retries, throttled deliveries, Bull Board's retries) or
+ * the first-attempt lane (lane.ts), which has no job. Each says how its failures go on.
+ */
+export interface DeliveryRun {
+  deliveryId: string;
+  /** The ms until the next attempt if attempt `n` fails (recorded as next_attempt_at). */
+  retryDelayMs(n: number): number;
+  /** Null when the throttled endpoint's delivery may go now; else what was done instead (it waits for its slot). */
+  throttle(endpointId: string, rate: number): Promise<string | null>;
+  /** Attempt `n` failed and the delivery is still PENDING: schedules the next (a job throws; the lane adds a retry job). */
+  retry(why: string, n: number): Promise<string>;
+  /** Attempt `n` failed and was the last. */
+  giveUp(why: string): string;
+}
+
+/** A BullMQ job's run: failing throws, so that BullMQ schedules the next attempt with the job's backoff. */
+export function jobRun(s: Services, job: Job<DeliverJobData>, token?: string): DeliveryRun {
+  const backoff = job.opts.backoff;
+  const base = typeof backoff === 'object' && backoff.delay !== undefined ? backoff.delay : deliveryJobs(s).backoffBaseMs;
+  return {
+    deliveryId: job.data.deliveryId,
+    // BullMQ's exponential backoff after this run's failure (the job's attemptsMade + 1).
+    retryDelayMs: () => base * 2 ** job.attemptsMade,
+    // Without the worker's lock (`token`), the job cannot be moved: the throttle is not applied.
+    throttle: (endpointId, rate) => (token === undefined ? Promise.resolve(null) : throttle(s, job, token, endpointId, rate)),
+    retry: (why) => {
+      throw new Error(why);
+    },
+    giveUp: (why) => {
+      throw new UnrecoverableError(`${why}; no attempts left`);
+    },
+  };
+}
+
+/**
+ * One run of a delivery. The delivery row decides what happens, never the job or the lane alone: a
+ * run for a delivery already SUCCEEDED or CANCELLED (a duplicate, a stale job brought back, a lease
+ * taken again) does nothing, so a retry or a re-enqueue never sends twice what was acknowledged.
  *
- * - PENDING, endpoint active: one attempt. A failure throws, so that BullMQ schedules the next one
- *   with its exponential backoff; the 7th failure makes the row FAILED and ends the job.
- * - PENDING, endpoint inactive: PAUSED, and the job completes without using an attempt.
+ * - PENDING, endpoint active: one attempt. A failure schedules the next one (`run.retry`); the 7th
+ *   failure makes the row FAILED (`run.giveUp`).
+ * - PENDING, endpoint inactive: PAUSED, without using an attempt.
  * - FAILED: only a retry from Bull Board runs such a job; it makes one more attempt.
  *
  * Before the attempt, an ordered endpoint's delivery is parked while an earlier one about the same
- * object is open (ordering.ts: the job completes, the end of that one wakes it), and a throttled
- * endpoint's delivery takes a slot (throttle.ts): when it must wait, its job is moved back to
- * delayed until its slot, without using an attempt and without holding a worker slot meanwhile.
- * `token` is the worker's lock on the job (needed to move it); without one the throttle is not applied.
+ * object is open (ordering.ts: the end of that one wakes it), and a throttled endpoint's delivery
+ * takes a slot (throttle.ts, `run.throttle`): when it must wait, it waits for its slot in the
+ * throttled queue, without using an attempt and without holding a worker slot meanwhile.
  */
-export async function runDelivery(s: Services, job: Job<DeliverJobData>, token?: string): Promise<string> {
-  const id = job.data.deliveryId;
+export async function runDelivery(s: Services, run: DeliveryRun): Promise<string> {
+  const id = run.deliveryId;
   // Twice at most: a pause can lose a race with a re-enable, and the delivery must then go out.
   for (let pass = 0; pass < 2; pass++) {
     const d = await batchers(s).load.push(id);
@@ -100,11 +134,11 @@ export async function runDelivery(s: Services, job: Job<DeliverJobData>, token?:
       const blocker = await parkBehindEarlier(s.sql, { id: d.id, endpoint_id: d.endpoint_id, event_id: d.event_id, object_id: d.object_id });
       if (blocker) return `parked behind ${blocker} (ordered endpoint)`;
     }
-    if (d.rate_limit !== null && token !== undefined) {
-      const waiting = await throttle(s, job, token, d.endpoint_id, d.rate_limit);
+    if (d.rate_limit !== null) {
+      const waiting = await run.throttle(d.endpoint_id, d.rate_limit);
       if (waiting) return waiting;
     }
-    return attempt(s, job, d);
+    return attempt(s, run, d);
   }
   throw new Error(`delivery ${id}: endpoint toggled while pausing; retrying`);
 }
@@ -136,7 +170,7 @@ async function wake(s: Services, d: { endpoint_id: string; object_id: string }):
   if (next) await deliveryJobs(s).revive([next]).catch((err: unknown) => s.log.warn({ err, deliveryId: next }, 'ordered delivery woken but not enqueued; the reconcile pass will'));
 }
 
-async function attempt(s: Services, job: Job<DeliverJobData>, d: AttemptContext): Promise<string> {
+async function attempt(s: Services, run: DeliveryRun, d: AttemptContext): Promise<string> {
   const n = d.attempt_count + 1;
   // The stored text of the event's data, not parsed and serialised again: the same bytes (presentEventJson).
   const body = presentEventJson({ id: d.event_id, livemode: d.livemode, type: d.type, api_version: d.api_version, created_at: d.event_created_at }, d.data_json);
@@ -147,9 +181,8 @@ async function attempt(s: Services, job: Job<DeliverJobData>, d: AttemptContext)
     // The endpoint's mode decides how local its target may be: a live endpoint never may.
     targetPolicy(s.config, d.livemode),
   );
-  // If this attempt fails, BullMQ waits as many milliseconds before the next one.
-  const retryDelay = deliveryJobs(s).retryDelayMs(job.attemptsMade + 1);
-  const { status, action } = await batchers(s).record.push({ id: d.id, endpointId: d.endpoint_id, n, result, retryDelayMs: retryDelay });
+  // If this attempt fails, the next one waits as many milliseconds.
+  const { status, action } = await batchers(s).record.push({ id: d.id, endpointId: d.endpoint_id, n, result, retryDelayMs: run.retryDelayMs(n) });
   if (status === null) return `attempt ${n} was recorded by another run`;
   // The attempt is recorded whatever happens here: a failure to warn or disable is tried again at the next failed attempt.
   if (action) await actOnHealth(s, d.endpoint_id, action).catch((err: unknown) => s.log.error({ err, endpointId: d.endpoint_id, action }, 'endpoint health action failed; the next failed attempt tries again'));
@@ -157,8 +190,8 @@ async function attempt(s: Services, job: Job<DeliverJobData>, d: AttemptContext)
   if (d.object_id !== null && (status === 'SUCCEEDED' || status === 'FAILED')) await wake(s, { endpoint_id: d.endpoint_id, object_id: d.object_id });
   if (result.ok) return `attempt ${n} succeeded (${result.statusCode})`;
   const why = `attempt ${n} of delivery ${d.id} failed: ${result.error}`;
-  if (status === 'PENDING') throw new Error(why);
-  if (status === 'FAILED') throw new UnrecoverableError(`${why}; no attempts left`);
+  if (status === 'PENDING') return run.retry(why, n);
+  if (status === 'FAILED') return run.giveUp(why);
   return `${why}; delivery is ${status}, not retried`;
 }
 

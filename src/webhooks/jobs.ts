@@ -1,6 +1,8 @@
 import type { JobsOptions, Queue } from 'bullmq';
+import type { RedisClient } from '../queue/redis.ts';
 import type { Services } from '../services.ts';
 import { MAX_ATTEMPTS } from './deliveries.ts';
+import { Lane } from './lane.ts';
 import { intervalMs, reserveSlots } from './throttle.ts';
 
 /** Where a delivery of a throttled endpoint goes: its endpoint and rate (deliveries per second). */
@@ -21,10 +23,18 @@ export interface DeliverJobData {
 /** States in which a job will still run (or is running): the delivery needs nothing more. */
 const LIVE = new Set(['waiting', 'active', 'delayed', 'prioritized', 'waiting-children']);
 
+/** The first-attempt lane of a deployment and the Redis connection its producers use. */
+export interface LaneAccess {
+  lane: Lane;
+  redis: RedisClient;
+}
+
 /**
- * The BullMQ side of deliveries: one job per delivery, jobId = delivery id, 7 attempts with the
- * built-in exponential backoff (DESIGN 5). A job id can be reused only once its old job is gone,
- * so bringing a delivery back (re-enable, reconcile) removes a finished job first.
+ * Where deliveries wait for their attempts. A delivery due now goes to the first-attempt lane
+ * (lane.ts: no BullMQ job); a failed attempt's retry is a BullMQ job, jobId = delivery id, with the
+ * built-in exponential backoff (DESIGN 5), continuing the schedule: attempt n+1 waits
+ * base × 2^(n-1) after attempt n, 7 attempts in all. A job id can be reused only once its old job is
+ * gone, so bringing a delivery back (re-enable, reconcile) removes a finished job first.
  *
  * A delivery's job starts in `queue`. One that its endpoint's throttle makes wait moves to
  * `throttled` (webhook-throttled), delayed until its slot, and stays there (its retries too): a
@@ -37,12 +47,15 @@ export class DeliveryJobs {
   readonly throttled: Queue | undefined;
   readonly backoffBaseMs: number;
   private readonly reserve: Reserve | undefined;
+  private readonly lane: LaneAccess | undefined;
 
-  constructor(queue: Queue, backoffBaseMs: number, throttled?: Queue, reserve?: Reserve) {
+  /** Without a `lane`, a delivery due now gets a job of `queue` (benches that drive BullMQ alone). */
+  constructor(queue: Queue, backoffBaseMs: number, throttled?: Queue, reserve?: Reserve, lane?: LaneAccess) {
     this.queue = queue;
     this.throttled = throttled;
     this.backoffBaseMs = backoffBaseMs;
     this.reserve = reserve;
+    this.lane = lane;
   }
 
   private get queues(): Queue[] {
@@ -61,9 +74,20 @@ export class DeliveryJobs {
     };
   }
 
-  /** The delay BullMQ applies after the `attemptsMade`-th failure of a job. */
-  retryDelayMs(attemptsMade: number): number {
-    return this.backoffBaseMs * 2 ** (attemptsMade - 1);
+  /** The wait after the `n`-th failed attempt of a delivery. */
+  retryDelayMs(n: number): number {
+    return this.backoffBaseMs * 2 ** (n - 1);
+  }
+
+  /**
+   * The job of the next attempt after attempt `n` (made in the lane) failed: delayed by the
+   * schedule, with the attempts left and a backoff that goes on from there (its kth failure waits
+   * base × 2^(n+k-1), what attempt n+k waits in the schedule). A finished job of an earlier round
+   * (a failed job kept a week) is removed first, or the add would be a no-op.
+   */
+  async addRetry(id: string, n: number): Promise<void> {
+    await this.queue.remove(id);
+    await this.queue.add(DELIVER_JOB, { deliveryId: id }, { ...this.options(id), attempts: MAX_ATTEMPTS - n, backoff: { type: 'exponential', delay: this.retryDelayMs(n + 1) }, delay: this.retryDelayMs(n) });
   }
 
   /**
@@ -92,7 +116,9 @@ export class DeliveryJobs {
         await throttled!.addBulk(g.ids.map((id, i) => ({ name: DELIVER_JOB, data: { deliveryId: id, slot: true }, opts: { ...this.options(id), delay: first + i * step } })));
       }
     }
-    if (plain.length > 0) await this.queue.addBulk(plain.map((id) => ({ name: DELIVER_JOB, data: { deliveryId: id }, opts: this.options(id) })));
+    if (plain.length === 0) return;
+    if (this.lane) await this.lane.lane.push(this.lane.redis, plain);
+    else await this.queue.addBulk(plain.map((id) => ({ name: DELIVER_JOB, data: { deliveryId: id }, opts: this.options(id) })));
   }
 
   /** The job of a delivery that waits `delayMs` for its throttle slot, in the throttled queue. */
@@ -112,10 +138,12 @@ export class DeliveryJobs {
   ): Promise<string[]> {
     const queues = this.queues;
     const gone = (st: string) => !LIVE.has(st) || (opts.replaceDelayed === true && st === 'delayed');
-    // Live in either queue: left alone (unless waiting for a later retry or slot and `replaceDelayed`).
-    // The throttled queue first: its jobs are delayed (a cheap look-up), while finding that a job is
-    // not in the delivery queue's wait list means reading the whole list.
-    const dying = await Promise.all(ids.map(async (id) => {
+    // In the lane, or live in either queue: left alone (unless waiting for a later retry or slot and
+    // `replaceDelayed`). The throttled queue first: its jobs are delayed (a cheap look-up), while
+    // finding that a job is not in the delivery queue's wait list means reading the whole list.
+    const inLane = this.lane ? await this.lane.lane.holds(this.lane.redis, ids) : ids.map(() => false);
+    const dying = await Promise.all(ids.map(async (id, i) => {
+      if (inLane[i]) return false;
       for (const q of [...queues].reverse()) if (!gone(await q.getJobState(id))) return false;
       return true;
     }));
@@ -130,7 +158,7 @@ export class DeliveryJobs {
 
   /** Best effort: a job running right now cannot be removed, and finds its delivery CANCELLED or PAUSED. */
   async remove(ids: readonly string[]): Promise<void> {
-    await Promise.all(ids.flatMap((id) => this.queues.map((q) => q.remove(id))));
+    await Promise.all([...ids.flatMap((id) => this.queues.map((q) => q.remove(id))), this.lane?.lane.remove(this.lane.redis, ids)]);
   }
 }
 
@@ -140,5 +168,13 @@ export type DeliveryJobDeps = Pick<Services, 'queues' | 'config'>;
 
 export function deliveryJobs(s: DeliveryJobDeps): DeliveryJobs {
   const reserve: Reserve = (endpointId, rate, count) => reserveSlots(s.queues.redis, s.config.redisPrefix, endpointId, rate, count);
-  return new DeliveryJobs(s.queues.get('webhook-delivery'), s.config.webhookBackoffBaseMs, s.queues.get('webhook-throttled'), reserve);
+  return new DeliveryJobs(s.queues.get('webhook-delivery'), s.config.webhookBackoffBaseMs, s.queues.get('webhook-throttled'), reserve, { lane: laneOf(s.config.redisPrefix), redis: s.queues.redis });
+}
+
+const lanes = new Map<string, Lane>();
+/** The lane of a deployment's Redis prefix (its key names, made once). */
+export function laneOf(prefix: string): Lane {
+  let l = lanes.get(prefix);
+  if (!l) lanes.set(prefix, (l = new Lane(prefix)));
+  return l;
 }

@@ -98,11 +98,14 @@ describe('GET /metrics behind METRICS_TOKEN', () => {
     expect(v('emails_failed_total')).toBe(0);
     expect(v('processor_calls_total', { processor: 'simulator', operation: 'confirmPaymentIntent', outcome: 'ok' })).toBe(1);
     expect(v('processor_call_duration_seconds_count', { processor: 'simulator', operation: 'confirmPaymentIntent' })).toBe(1);
-    expect(v('queue_job_duration_seconds_count', { queue: 'webhook-delivery', outcome: 'completed' })).toBe(1);
-    expect(v('queue_job_duration_seconds_count', { queue: 'webhook-delivery', outcome: 'failed' })).toBe(1);
+    // First attempts run in the first-attempt lane (src/webhooks/lane.ts), observed as its runs.
+    expect(v('queue_job_duration_seconds_count', { queue: 'webhook-lane', outcome: 'completed' })).toBe(1);
+    expect(v('queue_job_duration_seconds_count', { queue: 'webhook-lane', outcome: 'failed' })).toBe(1);
     expect(v('queue_job_duration_seconds_count', { queue: 'email', outcome: 'completed' })).toBe(1);
-    // The failed delivery waits for its retry (10 minutes here): delayed in its queue, and pending.
+    // The failed delivery waits for its retry (10 minutes here): a delayed job of its queue, and pending.
     expect(v('queue_jobs', { queue: 'webhook-delivery', state: 'delayed' })).toBe(1);
+    expect(v('queue_jobs', { queue: 'webhook-lane', state: 'waiting' })).toBe(0);
+    expect(v('queue_jobs', { queue: 'webhook-lane', state: 'active' })).toBe(0);
     expect(v('queue_jobs', { queue: 'webhook-delivery', state: 'failed' })).toBe(0);
     expect(v('queue_jobs', { queue: 'email', state: 'waiting' })).toBe(0);
     expect(v('webhook_delivery_oldest_pending_age_seconds')).toBeGreaterThan(0);

@@ -149,8 +149,8 @@ describe('a real Prometheus scraping the service', () => {
       expect(requests).toHaveLength(1);
       // One series per process group: the forks' requests were added up by the primary, not reported twice.
       expect(await query(promPort, 'http_request_duration_seconds_count{route="/v1/account", method="GET", status="200"}')).toMatchObject([{ metric: { job: 'payments-web' }, value: [expect.any(Number), '10'] }]);
-      // One series per queue.
-      expect(await query(promPort, 'count(queue_jobs{state="waiting"}) by (job)')).toMatchObject([{ metric: { job: 'payments-worker' }, value: [expect.any(Number), String(Object.keys(QUEUE_NAMES).length)] }]);
+      // One series per queue, and one for the first-attempt lane (webhook-lane).
+      expect(await query(promPort, 'count(queue_jobs{state="waiting"}) by (job)')).toMatchObject([{ metric: { job: 'payments-worker' }, value: [expect.any(Number), String(Object.keys(QUEUE_NAMES).length + 1)] }]);
       expect(await query(promPort, 'webhook_delivery_attempts_total{outcome="failed", status_class="none"}')).toMatchObject([{ metric: { job: 'payments-worker' }, value: [expect.any(Number), '1'] }]);
       expect(await query(promPort, 'payments_collected_minor_units_total{currency="usd", mode="test"}')).toMatchObject([{ metric: { job: 'payments-web' }, value: [expect.any(Number), '2500'] }]);
       await eventually(async () => (await query(promPort, 'count(repair_pass_last_success_timestamp_seconds{job="payments-worker"})'))[0]?.value[1] === String(RECONCILERS.length), 10_000, 250);

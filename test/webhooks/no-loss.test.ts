@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Job } from 'bullmq';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { DELIVER_JOB, deliveryJobs } from '../../src/webhooks/jobs.ts';
+import { DELIVER_JOB, deliveryJobs, laneOf } from '../../src/webhooks/jobs.ts';
 import { watchJobs } from '../helpers/jobs.ts';
 import { runScript } from '../helpers/process.ts';
 import { useTestServer } from '../helpers/server.ts';
@@ -104,11 +104,11 @@ describe('no event is lost', () => {
       await eventually(async () => (await deliveryRows(t, failing.id)).every((d) => d.endpoint_id === retrying.id || d.status === 'SUCCEEDED'));
     });
 
-    // Recorded while no worker runs: their jobs wait in Redis.
+    // Recorded while no worker runs: they wait in Redis, in the first-attempt lane (no job each).
     const queued: Array<{ id: string }> = [];
     for (let i = 0; i < 5; i++) queued.push(await emit(t, a.accountId, false, 'payment.succeeded'));
-    const queue = t.s.queues.get('webhook-delivery');
-    expect((await queue.getJobCounts('wait')).wait).toBe(5);
+    expect(await laneOf(t.s.config.redisPrefix).counts(t.s.redis)).toEqual({ waiting: 5, active: 0 });
+    expect((await t.s.queues.get('webhook-delivery').getJobCounts('wait')).wait).toBe(0);
 
     // "FLUSHALL", limited to this deployment's own keys (others share this Redis).
     const keys = await t.s.redis.keys(`${t.s.config.redisPrefix}:*`);

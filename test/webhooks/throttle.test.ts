@@ -3,7 +3,7 @@ import type { Job } from 'bullmq';
 import { afterAll, describe, expect, it } from 'vitest';
 import { withTx } from '../../src/db/tx.ts';
 import type { ApiObject } from '../../src/events/presenter.ts';
-import { runDelivery } from '../../src/webhooks/deliver.ts';
+import { jobRun, runDelivery } from '../../src/webhooks/deliver.ts';
 import { recordEvents } from '../../src/webhooks/outbox.ts';
 import type { Services } from '../../src/services.ts';
 import { throttleKey } from '../../src/webhooks/throttle.ts';
@@ -158,8 +158,8 @@ describe('per-endpoint throttle', () => {
         webhookGcra: () => Promise.reject(new Error('Connection is closed.')),
       };
       const s = { ...t.s, redis: broken } as unknown as Services;
-      const job = { data: { deliveryId: d!.id }, attemptsMade: 0 } as Job;
-      await expect(runDelivery(s, job, 'token')).rejects.toThrow('Connection is closed.');
+      const job = { data: { deliveryId: d!.id }, attemptsMade: 0, opts: {} } as Job;
+      await expect(runDelivery(s, jobRun(s, job, 'token'))).rejects.toThrow('Connection is closed.');
       expect(rx.received).toHaveLength(0);
       const [row] = await t.sql`select status, attempt_count from webhook_deliveries where id = ${d!.id}`;
       expect(row).toMatchObject({ status: 'PENDING', attempt_count: 0 });
