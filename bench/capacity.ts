@@ -8,7 +8,8 @@
 // Sizes: BENCH_SECONDS per HTTP measurement; BENCH_CAPACITY_DELIVERIES (default 10,000).
 import { Queue } from 'bullmq';
 import { Redis } from 'ioredis';
-import { DeliveryJobs, DELIVER_JOB } from '../src/webhooks/jobs.ts';
+import { DeliveryJobs } from '../src/webhooks/jobs.ts';
+import { Lane } from '../src/webhooks/lane.ts';
 import {
   api,
   createAccountKey,
@@ -94,13 +95,12 @@ export async function run(settings: BenchSettings): Promise<void> {
 
     const endpoint = await api(svc.url, key, 'POST', '/v1/webhook-endpoints', { url: rx.url, enabled_events: ['*'] });
     const { deliveryIds } = await seedDeliveries(db, accountId, endpoint.id, { id: 'cs_capacity', object: 'checkout.session' }, deliveries);
-    const jobs = new DeliveryJobs(queue, 600_000);
+    // Enqueued as the fan-out enqueues them: into the first-attempt lane (src/webhooks/lane.ts).
+    const jobs = new DeliveryJobs(queue, 600_000, undefined, undefined, { lane: new Lane('bench_capacity'), redis });
     await measure('Webhook deliveries (signed POST to a local receiver, attempt recorded)', async () => {
       const before = rx.count();
       const t0 = performance.now();
-      for (let i = 0; i < deliveryIds.length; i += 5000) {
-        await queue.addBulk(deliveryIds.slice(i, i + 5000).map((id) => ({ name: DELIVER_JOB, data: { deliveryId: id }, opts: jobs.options(id) })));
-      }
+      for (let i = 0; i < deliveryIds.length; i += 5000) await jobs.add(deliveryIds.slice(i, i + 5000));
       await rx.waitFor(() => rx.count() - before >= deliveries, 600_000);
       return { units: deliveries, rate: deliveries / ((performance.now() - t0) / 1000) };
     });

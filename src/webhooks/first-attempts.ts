@@ -9,6 +9,11 @@ import { deliveryJobs, laneOf } from './jobs.ts';
 const WAIT_SECONDS = 1;
 /** After Redis refused a take: the pause before the next try. */
 const RETRY_MS = 1000;
+/** A delivery whose run failed is due again after 1, 2, 4 … s, at most a minute (counted per process). */
+const RELEASE_FIRST_MS = 1000;
+const RELEASE_MAX_MS = 60_000;
+/** The failure counts kept at most (a delivery that fails here and succeeds elsewhere is never cleared). */
+const FAILURES_KEPT = 10_000;
 
 /**
  * A delivery's run from the lane: no job. A failure that leaves the delivery PENDING becomes a
@@ -66,6 +71,7 @@ export function startFirstAttempts(s: Services, concurrency: number): { stop(): 
   const completed = s.metrics.jobDuration.labels({ queue: 'webhook-lane', outcome: 'completed' });
   const failed = s.metrics.jobDuration.labels({ queue: 'webhook-lane', outcome: 'failed' });
   const running = new Map<Promise<void>, string>();
+  const failures = new Map<string, number>();
   // Lost renewals (Redis away) only shorten a lease: the run goes on, and its record decides.
   const renewal = setInterval(() => lane.renew(redis, [...running.values()], leaseMs).catch(() => {}), leaseMs / 2);
   let stopped = false;
@@ -80,13 +86,20 @@ export function startFirstAttempts(s: Services, concurrency: number): { stop(): 
       .then(
         async () => {
           (outcome.failed ? failed : completed).observe((performance.now() - t0) / 1000);
+          failures.delete(id);
           // Ended: its lease goes. Lost (Redis away), it runs out and the row says there is nothing to do.
           await done.push(id).catch(() => {});
         },
-        // Not ended (Postgres away, say): the lease stays, and the delivery is taken again when it runs out.
-        (err: unknown) => {
+        // Not ended (Postgres away, say): put back, due again a little later (later each time it fails
+        // here). Lost (Redis away too), its lease runs out and it is taken again then.
+        async (err: unknown) => {
           failed.observe((performance.now() - t0) / 1000);
-          log.warn({ err, deliveryId: id }, 'delivery run failed; taken again when its lease runs out');
+          const n = (failures.get(id) ?? 0) + 1;
+          if (failures.size >= FAILURES_KEPT) failures.clear();
+          failures.set(id, n);
+          const delay = Math.min(RELEASE_FIRST_MS * 2 ** (n - 1), RELEASE_MAX_MS);
+          log.warn({ err, deliveryId: id, retryInMs: delay }, 'delivery run failed; put back in the lane');
+          await lane.release(redis, [id], delay).catch(() => {});
         },
       )
       .finally(() => {

@@ -7,7 +7,8 @@ import type { RedisClient } from '../queue/redis.ts';
  * throttled deliveries and Bull Board's retries stay BullMQ jobs (jobs.ts).
  *
  * Three keys, one hash tag (one slot of a Redis Cluster, so each script touches one slot):
- * - `ready`, a sorted set: the deliveries waiting, scored by when they came (oldest first);
+ * - `ready`, a sorted set: the deliveries waiting, scored by when they are due (when they came, or
+ *   a little later for one put back after a failed run: `release`);
  * - `active`, a sorted set: the deliveries a worker took, scored by when its lease runs out;
  * - `wake`, a list of at most one token: pushed when deliveries come, popped by a waiting worker
  *   (BLPOP), so that an idle worker starts at once and no worker polls faster than once a second.
@@ -15,7 +16,8 @@ import type { RedisClient } from '../queue/redis.ts';
  * A delivery is in at most one of the two sets: `push` leaves out what is already in either. `take`
  * moves up to N from `ready` to `active` with a lease, which the worker renews while the delivery
  * runs (`renew`, as BullMQ renews a job's lock); a worker that ends a delivery removes it (`done`).
- * A lease that runs out (the worker was killed or stopped mid-run) is taken again by the next `take`: the row decides then, so a delivery already recorded is not
+ * A run that fails (Postgres away) puts its delivery back, due a little later (`release`). A lease
+ * that runs out (the worker was killed or stopped mid-run) is taken again by the next `take`: the row decides then, so a delivery already recorded is not
  * sent again (deliver.ts). The rows in Postgres remain the truth: if Redis loses the keys, the
  * reconcile pass finds the PENDING deliveries that are due and in neither set nor any queue, and
  * pushes them again.
@@ -34,7 +36,11 @@ end
 return added
 `;
 
-/** Answers {how many of them were leases that ran out, id…}; wakes another worker if some are left. */
+/**
+ * Answers {how many of them were leases that ran out, id…}: first those, then the waiting ones that
+ * are due (oldest first; a delivery put back after a failed run waits until its score). Wakes
+ * another worker if more are due.
+ */
 const TAKE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
@@ -42,16 +48,28 @@ local n = tonumber(ARGV[1])
 local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, n)
 local reclaimed = #ids
 if #ids < n then
-  local popped = redis.call('ZPOPMIN', KEYS[1], n - #ids)
-  for i = 1, #popped, 2 do ids[#ids + 1] = popped[i] end
+  local due = redis.call('ZRANGEBYSCORE', KEYS[1], '-inf', now, 'LIMIT', 0, n - #ids)
+  if #due > 0 then redis.call('ZREM', KEYS[1], unpack(due)) end
+  for _, id in ipairs(due) do ids[#ids + 1] = id end
 end
 for _, id in ipairs(ids) do redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), id) end
-if redis.call('ZCARD', KEYS[1]) > 0 then
+if redis.call('ZCOUNT', KEYS[1], '-inf', now) > 0 then
   redis.call('LPUSH', KEYS[3], '1')
   redis.call('LTRIM', KEYS[3], 0, 0)
 end
 table.insert(ids, 1, reclaimed)
 return ids
+`;
+
+/** Puts taken deliveries back to wait, due in ARGV[1] ms (a run that failed: Postgres away, say). */
+const RELEASE = `
+local t = redis.call('TIME')
+local due = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+local n = 0
+for i = 2, #ARGV do
+  if redis.call('ZREM', KEYS[2], ARGV[i]) == 1 then n = n + redis.call('ZADD', KEYS[1], due, ARGV[i]) end
+end
+return n
 `;
 
 /** Extends the leases of the deliveries a live worker is running (those it still holds). */
@@ -64,6 +82,7 @@ return n
 `;
 
 type WithScripts = RedisClient & {
+  laneRelease(ready: string, active: string, delayMs: number, ...ids: string[]): Promise<number>;
   laneRenew(active: string, leaseMs: number, ...ids: string[]): Promise<number>;
   lanePush(ready: string, active: string, wake: string, ...ids: string[]): Promise<number>;
   laneTake(ready: string, active: string, wake: string, count: number, leaseMs: number): Promise<[number, ...string[]]>;
@@ -75,6 +94,7 @@ function withScripts(redis: RedisClient): WithScripts {
     redis.defineCommand('lanePush', { numberOfKeys: 3, lua: PUSH });
     redis.defineCommand('laneTake', { numberOfKeys: 3, lua: TAKE });
     redis.defineCommand('laneRenew', { numberOfKeys: 1, lua: RENEW });
+    redis.defineCommand('laneRelease', { numberOfKeys: 2, lua: RELEASE });
     defined.add(redis);
   }
   return redis as WithScripts;
@@ -113,6 +133,11 @@ export class Lane {
   /** Extends the leases of deliveries still running to `leaseMs` from now (as BullMQ renews a job's lock). */
   async renew(redis: RedisClient, ids: readonly string[], leaseMs: number): Promise<void> {
     if (ids.length > 0) await withScripts(redis).laneRenew(this.active, leaseMs, ...ids);
+  }
+
+  /** Puts taken deliveries back to wait `delayMs` before they are due again (their run failed). */
+  async release(redis: RedisClient, ids: readonly string[], delayMs: number): Promise<void> {
+    if (ids.length > 0) await withScripts(redis).laneRelease(this.ready, this.active, delayMs, ...ids);
   }
 
   /** Ends the leases of deliveries whose run is over (recorded, skipped or handed to a queue). */

@@ -2,7 +2,7 @@ import pino from 'pino';
 import type postgres from 'postgres';
 import { describe, expect, it } from 'vitest';
 import { connect, type Sql } from '../../src/db/sql.ts';
-import { runDelivery } from '../../src/webhooks/deliver.ts';
+import { jobRun, runDelivery } from '../../src/webhooks/deliver.ts';
 import { runRetention, ensurePartitions, retainedTables, DDL_LOCK_TIMEOUT, type RetentionReport } from '../../src/retention/service.ts';
 import { useTestServer, type TestServer } from '../helpers/server.ts';
 import { BOUNDED, DAY, covers, dayStart, idAt, otherTableCounts, partitions, relations, type PartitionRow } from './helpers.ts';
@@ -181,7 +181,7 @@ describe('dropping past retention', () => {
     expect(await runRetention(t.s, new Date(now))).toMatchObject({ created: [], dropped: [] });
 
     // The late delivery outlived its event: its job ends it rather than sending nothing for ever.
-    expect(await runDelivery(t.s, { data: { deliveryId: late }, attemptsMade: 0 } as never)).toBe('cancelled (its event is past retention)');
+    expect(await runDelivery(t.s, jobRun(t.s, { data: { deliveryId: late }, attemptsMade: 0, opts: {} } as never))).toBe('cancelled (its event is past retention)');
     const [row] = await t.sql`select status from webhook_deliveries where id = ${late}`;
     expect(row!.status).toBe('CANCELLED');
   });

@@ -1,4 +1,7 @@
+import postgres from 'postgres';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { Services } from '../../src/services.ts';
+import { startFirstAttempts } from '../../src/webhooks/first-attempts.ts';
 import { reconcileDeliveries } from '../../src/webhooks/deliver.ts';
 import { laneOf } from '../../src/webhooks/jobs.ts';
 import { Lane } from '../../src/webhooks/lane.ts';
@@ -44,17 +47,51 @@ describe('the first-attempt lane', () => {
     expect(await l.holds(r, ['d1', 'd4'])).toEqual([false, false]);
     expect(await l.counts(r)).toEqual({ waiting: 1, active: 1 });
 
-    // d2's worker renews its lease to 1 ms and stops renewing (killed): the next take hands it out again first.
+    // d2's worker renews its lease to 1 ms and stops renewing (killed): once Redis's clock passes it,
+    // the next take hands d2 out again, before the waiting d3.
     await l.renew(r, ['d2'], 1);
-    const again = await eventually(async () => {
-      const taken = await l.take(r, 1, 60_000);
-      return taken.ids.length > 0 && taken;
+    await eventually(async () => {
+      const [sec, us] = await r.time();
+      return Number(await r.zscore(l.active, 'd2')) < Number(sec) * 1000 + Number(us) / 1000;
     });
-    expect(again).toEqual({ ids: ['d2'], reclaimed: 1 });
+    expect(await l.take(r, 1, 60_000)).toEqual({ ids: ['d2'], reclaimed: 1 });
     expect(await l.take(r, 5, 60_000)).toEqual({ ids: ['d3'], reclaimed: 0 });
     expect(await l.take(r, 5, 60_000)).toEqual({ ids: [], reclaimed: 0 });
-    await l.done(r, ['d2', 'd3']);
+    // d3's run fails: put back, due in a minute, it is held (waiting) but not handed out before then.
+    await l.release(r, ['d3'], 60_000);
+    expect(await l.counts(r)).toEqual({ waiting: 1, active: 1 });
+    expect(await l.take(r, 5, 60_000)).toEqual({ ids: [], reclaimed: 0 });
+    expect(await l.holds(r, ['d3'])).toEqual([true]);
+    await l.release(r, ['d3'], 0); // no longer taken: nothing to put back
+    expect(await l.counts(r)).toEqual({ waiting: 1, active: 1 });
+    await l.done(r, ['d2']);
+    await r.del(l.ready);
     expect(await l.counts(r)).toEqual({ waiting: 0, active: 0 });
+  });
+
+  it('when the run of a delivery fails (Postgres unreachable), then it is put back in the lane, due a second later, and sent once Postgres answers', async () => {
+    const a = await t.account();
+    await createEndpoint(t, a.test, { url: `${rx.url}/pg-down` });
+    const event = await emit(t, a.accountId, false, 'payment.succeeded');
+    const [row] = await deliveryRows(t, event.id);
+    // A worker whose Postgres refuses every connection.
+    const unreachable = postgres('postgres://postgres@127.0.0.1:1/none', { connect_timeout: 1, max: 1 });
+    const broken = startFirstAttempts({ ...t.s, sql: unreachable } as unknown as Services, 5);
+    try {
+      await eventually(async () => (await lane().counts(t.s.redis)).active === 0 && (await t.s.redis.zscore(lane().ready, row!.id)) !== null);
+    } finally {
+      await broken.stop();
+      await unreachable.end();
+    }
+    const [sec, us] = await t.s.redis.time();
+    const due = Number(await t.s.redis.zscore(lane().ready, row!.id)) - (Number(sec) * 1000 + Number(us) / 1000);
+    expect(due).toBeGreaterThan(0);
+    expect(due).toBeLessThanOrEqual(1000);
+    expect(rx.received.filter((r) => r.path === '/pg-down')).toHaveLength(0);
+
+    await startDeliveryWorkers();
+    await eventually(async () => (await deliveryRows(t, event.id))[0]?.status === 'SUCCEEDED');
+    expect(rx.received.filter((r) => r.path === '/pg-down')).toHaveLength(1);
   });
 
   it('when events are recorded, then each delivery waits in the lane with no BullMQ job, and the reconcile pass leaves it there', async () => {
