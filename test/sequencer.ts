@@ -23,6 +23,15 @@ const SECONDS: Record<string, number> = {
   'test/ops/cluster.test.ts': 6,
   'test/ops/port-in-use.test.ts': 6,
   'test/platform/cli.unit.test.ts': 8,
+  // The longest integration files (two full runs on 2026-11-27, 4 and 6 workers): started late, they
+  // were the last files running, 194 to 238 s into a 371 s run, with the drills waiting for them.
+  'test/platform/process.test.ts': 40,
+  'test/ops/no-5xx-dashboard.test.ts': 38,
+  'test/platform/readme.test.ts': 36,
+  'test/ops/no-5xx.test.ts': 32,
+  'test/disputes/api.test.ts': 32,
+  'test/exports/api.test.ts': 28,
+  'test/cli/listen.test.ts': 20,
 };
 
 /** Vitest's order, with the files of SECONDS first within their project, longest first. */

@@ -2,7 +2,7 @@ import { mkdir } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { linkCountersWorker } from '../../workers/link-counters.ts';
-import { DESKTOP, launchBrowser, PHONE, withPage } from '../helpers/browser.ts';
+import { DESKTOP, launchBrowser, PHONE, withClipboard, withPage } from '../helpers/browser.ts';
 import { pathOf, Payer, payThroughLink } from '../helpers/payer.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
@@ -89,9 +89,11 @@ describe('checkout sessions and payment links in Chromium', () => {
 
       // Copy the public URL: the clipboard holds it.
       const url = `${t.url}/l/garden-yoga`;
-      await page.getByRole('button', { name: 'Copy public URL' }).click();
-      await page.getByRole('button', { name: 'Copy public URL' }).filter({ hasText: 'Copied' }).waitFor();
-      expect(await page.evaluate('navigator.clipboard.readText()')).toBe(url);
+      await withClipboard(async () => {
+        await page.getByRole('button', { name: 'Copy public URL' }).click();
+        await page.getByRole('button', { name: 'Copy public URL' }).filter({ hasText: 'Copied' }).waitFor();
+        expect(await page.evaluate('navigator.clipboard.readText()')).toBe(url);
+      });
 
       // The QR code image loads from the dashboard.
       const qr = page.getByRole('img', { name: `QR code of ${t.url}/l/${row!.id}?src=QR` });

@@ -1,7 +1,7 @@
 import { mkdir } from 'node:fs/promises';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DESKTOP, launchBrowser, PHONE, withPage } from '../helpers/browser.ts';
+import { DESKTOP, launchBrowser, PHONE, withClipboard, withPage } from '../helpers/browser.ts';
 import { useTestServer } from '../helpers/server.ts';
 import { eventually } from '../helpers/wait.ts';
 import { cspViolations, signInBrowser, SHOTS } from './client.ts';
@@ -63,10 +63,12 @@ describe('webhooks in Chromium', () => {
       expect(row).toMatchObject({ rate_limit: 10, ordered: true });
       // Copy with the keyboard: the button has the focus, Enter presses it.
       const copy = page.getByRole('button', { name: 'Copy the signing secret' });
-      await copy.focus();
-      await page.keyboard.press('Enter');
-      await expect.poll(() => copy.innerText()).toBe('Copied');
-      expect(await (page.evaluate('navigator.clipboard.readText()') as Promise<string>)).toBe(row!.secret);
+      await withClipboard(async () => {
+        await copy.focus();
+        await page.keyboard.press('Enter');
+        await expect.poll(() => copy.innerText()).toBe('Copied');
+        expect(await (page.evaluate('navigator.clipboard.readText()') as Promise<string>)).toBe(row!.secret);
+      });
       await shot(page, 'secret', 'desktop');
 
       // A reload re-posts the form: the endpoint's page, without the secret.
@@ -153,8 +155,11 @@ describe('webhooks in Chromium', () => {
       expect(await heading(page)).toBe('Endpoint added');
       await fitsPhone(page);
       const [row] = await t.sql<{ id: string; secret: string }[]>`select id, secret from webhook_endpoints where url like '%/phone-with-a-rather-long-path/%'`;
-      await page.getByRole('button', { name: 'Copy the signing secret' }).click();
-      expect(await (page.evaluate('navigator.clipboard.readText()') as Promise<string>)).toBe(row!.secret);
+      await withClipboard(async () => {
+        await page.getByRole('button', { name: 'Copy the signing secret' }).click();
+        await page.getByRole('button', { name: 'Copy the signing secret' }).filter({ hasText: 'Copied' }).waitFor();
+        expect(await (page.evaluate('navigator.clipboard.readText()') as Promise<string>)).toBe(row!.secret);
+      });
       await shot(page, 'secret', 'phone');
       await page.getByRole('link', { name: 'Done: go to the endpoint' }).click();
       await fitsPhone(page);

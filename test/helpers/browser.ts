@@ -1,7 +1,10 @@
 import { existsSync } from 'node:fs';
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { inject } from 'vitest';
+import { eventually } from './wait.ts';
 
 /**
  * Debian's Chromium headless shell (`apt-get install chromium-headless-shell`) where it is installed,
@@ -84,4 +87,40 @@ export async function payOnHostedPage(page: Page, base: string, sessionId: strin
   await page.getByLabel('Expiry').fill('12/34');
   await page.getByLabel('CVC').fill('123');
   await page.getByRole('button', { name: /^Pay/ }).click();
+}
+
+const CLIPBOARD_LOCK = join(tmpdir(), 'payments-tests-clipboard.lock');
+
+/**
+ * Runs `work` (a Copy button pressed, then the clipboard read) holding the clipboard alone. The
+ * browser project's files share one Chromium, whose clipboard is one for all its contexts: two
+ * files copying at once read each other's text (seen: a webhook secret test read a link's URL).
+ * The lock is a directory holding the owner's pid; one whose owner is gone is taken over.
+ */
+export async function withClipboard<T>(work: () => Promise<T>): Promise<T> {
+  await eventually(async () => {
+    try {
+      await mkdir(CLIPBOARD_LOCK);
+    } catch {
+      const owner = Number(await readFile(join(CLIPBOARD_LOCK, 'pid'), 'utf8').catch(() => 'NaN'));
+      if (Number.isInteger(owner) && !alive(owner)) await rm(CLIPBOARD_LOCK, { recursive: true, force: true });
+      return false;
+    }
+    await writeFile(join(CLIPBOARD_LOCK, 'pid'), String(process.pid));
+    return true;
+  }, 60_000);
+  try {
+    return await work();
+  } finally {
+    await rm(CLIPBOARD_LOCK, { recursive: true, force: true });
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
