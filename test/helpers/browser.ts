@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { inject } from 'vitest';
+import { alive } from '../../src/ops/pidfiles.ts';
 import { eventually } from './wait.ts';
 
 /**
@@ -103,7 +104,7 @@ export async function withClipboard<T>(work: () => Promise<T>): Promise<T> {
       await mkdir(CLIPBOARD_LOCK);
     } catch {
       const owner = Number(await readFile(join(CLIPBOARD_LOCK, 'pid'), 'utf8').catch(() => 'NaN'));
-      if (Number.isInteger(owner) && !alive(owner)) await rm(CLIPBOARD_LOCK, { recursive: true, force: true });
+      if (Number.isInteger(owner) && owner > 0 && !alive(owner)) await rm(CLIPBOARD_LOCK, { recursive: true, force: true });
       return false;
     }
     await writeFile(join(CLIPBOARD_LOCK, 'pid'), String(process.pid));
@@ -113,14 +114,5 @@ export async function withClipboard<T>(work: () => Promise<T>): Promise<T> {
     return await work();
   } finally {
     await rm(CLIPBOARD_LOCK, { recursive: true, force: true });
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
