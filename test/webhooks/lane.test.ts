@@ -165,4 +165,24 @@ describe('the first-attempt lane', () => {
     // Attempts 2 to 7 are left to the job, each after the schedule's wait (base × 2^(n-1)).
     expect(job!.opts).toMatchObject({ attempts: 6, backoff: { type: 'exponential', delay: t.s.config.webhookBackoffBaseMs * 2 } });
   });
+
+  it('when every Redis key of the deployment is deleted while deliveries are waiting and in flight, then the repair pass brings back what was lost and every event arrives', async () => {
+    const a = await t.account();
+    await createEndpoint(t, a.test, { url: `${rx.url}/flushed` });
+    await startDeliveryWorkers();
+    const events = await Promise.all(Array.from({ length: 120 }, () => emit(t, a.accountId, false, 'payment.succeeded')));
+    // Some are sent, some taken, some waiting: the lane's keys (and the queues') go, whatever their state.
+    const keys = await t.s.redis.keys(`${t.s.config.redisPrefix}:*`);
+    if (keys.length > 0) await t.s.redis.del(...keys);
+
+    const arrived = () => new Set(rx.received.filter((r) => r.path === '/flushed').map((r) => JSON.parse(r.body).id as string));
+    await eventually(async () => {
+      await reconcileDeliveries(t.s);
+      return events.every((e) => arrived().has(e.id));
+    }, 30_000, 200);
+    const rows = (await Promise.all(events.map((e) => deliveryRows(t, e.id)))).flat();
+    expect(rows.filter((r) => r.status !== 'SUCCEEDED')).toEqual([]);
+    // Sent again only where the flush took a delivery's lease while its attempt was in flight.
+    expect(rows.every((r) => r.attempt_count === 1)).toBe(true);
+  });
 });
