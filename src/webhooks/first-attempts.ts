@@ -73,7 +73,7 @@ export function startFirstAttempts(s: Services, concurrency: number): { stop(): 
   const running = new Map<Promise<void>, string>();
   const failures = new Map<string, number>();
   // Lost renewals (Redis away) only shorten a lease: the run goes on, and its record decides.
-  const renewal = setInterval(() => lane.renew(redis, [...running.values()], leaseMs).catch(() => {}), leaseMs / 2);
+  const renewal = setInterval(() => lane.renew(redis, [...running.values()], leaseMs).catch(() => {}), leaseMs / 2).unref();
   let stopped = false;
   let freed: (() => void) | null = null;
   let quiet = false;
