@@ -2,7 +2,7 @@ import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'exp
 import { parseCookie, stringifySetCookie } from 'cookie';
 import helmet from 'helmet';
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
-import type { Sql } from '../db/sql.ts';
+import type { Db, Sql } from '../db/sql.ts';
 import { isDatabaseUnavailable } from '../lib/dependencies.ts';
 import { randomView } from '../lib/random.ts';
 import { brandCssHash, messagePage, PAGE_CSS_HASH, type PageBrand } from './layout.ts';
@@ -117,6 +117,13 @@ export interface Csrf {
   verify(req: Request, scope: string): Promise<boolean>;
 }
 
+/** The service's CSRF secret (service_secrets, made by the migrations, the same for every web process). */
+export async function readCsrfSecret(sql: Db): Promise<Buffer> {
+  const [row] = await sql<{ value: Buffer }[]>`select value from service_secrets where name = 'csrf'`;
+  if (!row) throw new Error('service_secrets has no csrf secret: run the migrations');
+  return row.value;
+}
+
 /**
  * Signed double-submit tokens: the cookie holds a random nonce, the form holds
  * HMAC(secret, nonce | scope). Another site can neither read the cookie nor forge the HMAC; the
@@ -128,10 +135,7 @@ export interface Csrf {
 export function createCsrf(sql: Sql): Csrf {
   let secret: Promise<KeyObject> | undefined;
   const key = () =>
-    (secret ??= sql<{ value: Buffer }[]>`select value from service_secrets where name = 'csrf'`.then(([row]) => {
-      if (!row) throw new Error('service_secrets has no csrf secret: run the migrations');
-      return createSecretKey(row.value);
-    })).catch((err: unknown) => {
+    (secret ??= readCsrfSecret(sql).then(createSecretKey)).catch((err: unknown) => {
       secret = undefined;
       throw err;
     });

@@ -1,12 +1,13 @@
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { Logger } from 'pino';
 import { issuePortalLink, spendPortalLink, type PortalLink } from '../customers/portal-links.ts';
-import type { Db, Sql } from '../db/sql.ts';
+import type { Sql } from '../db/sql.ts';
 import { withTx } from '../db/tx.ts';
 import { queueEmail } from '../email/outbox.ts';
 import { portalLinkEmail } from '../email/sign-in-templates.ts';
 import { invalidParam, resourceMissing } from '../lib/errors.ts';
 import type { Owner } from '../lib/owner.ts';
+import { readCsrfSecret } from '../pages/index.ts';
 import type { Services } from '../services.ts';
 import { customersByEmail, insertPortalSession, type PortalScope } from './store.ts';
 
@@ -140,17 +141,11 @@ function returnKey(s: Services): Promise<KeyObject> {
   let key = returnKeys.get(s);
   if (!key) {
     // A KeyObject, as the CSRF secret is held (src/pages/security.ts): a Buffer key makes one per HMAC.
-    key = secretOf(s.sql).then((secret) => createSecretKey(createHmac('sha256', secret).update('portal return_url').digest()));
+    key = readCsrfSecret(s.sql).then((secret) => createSecretKey(createHmac('sha256', secret).update('portal return_url').digest()));
     key.catch(() => returnKeys.delete(s));
     returnKeys.set(s, key);
   }
   return key;
-}
-
-async function secretOf(sql: Db): Promise<Buffer> {
-  const [row] = await sql<{ value: Buffer }[]>`select value from service_secrets where name = 'csrf'`;
-  if (!row) throw new Error('service_secrets has no csrf secret: run the migrations');
-  return row.value;
 }
 
 /** A signature of `url` bound to a token (a link's, then the session's): whoever holds one cannot move the URL to another. */
