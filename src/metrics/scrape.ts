@@ -3,7 +3,7 @@ import { passStatuses } from '../repair/status.ts';
 import { partitionsReach } from '../retention/store.ts';
 import type { Services } from '../services.ts';
 import { deliveryBacklog } from '../webhooks/deliveries.ts';
-import { laneOf } from '../webhooks/jobs.ts';
+import { Lane } from '../webhooks/lane.ts';
 import { QUEUE_STATES } from './definitions.ts';
 
 /** Each reading of a scrape waits at most this long (Prometheus's own default timeout is 10 s). */
@@ -76,7 +76,7 @@ export async function readAtScrape(s: Services): Promise<void> {
         async () => {
           const [counts, lane] = await Promise.all([
             Promise.all(s.queues.all().map(async (q) => ({ queue: q.name, counts: await q.getJobCounts(...QUEUE_STATES) }))),
-            laneOf(s.config.redisPrefix).counts(s.queues.redis),
+            new Lane(s.config.redisPrefix).counts(s.queues.redis),
           ]);
           m.queueJobs.reset();
           for (const { queue, counts: c } of counts) for (const state of QUEUE_STATES) m.queueJobs.set({ queue, state }, c[state] ?? 0);

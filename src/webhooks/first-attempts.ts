@@ -3,7 +3,8 @@ import { workerConnection, type RedisClient } from '../queue/redis.ts';
 import type { Services } from '../services.ts';
 import { Batcher } from './batcher.ts';
 import { runDelivery, type DeliveryRun } from './deliver.ts';
-import { deliveryJobs, laneOf } from './jobs.ts';
+import { deliveryJobs } from './jobs.ts';
+import { Lane } from './lane.ts';
 
 /** How long a worker waits for a wake before it looks at the lane again (leases that ran out are taken then). */
 const WAIT_SECONDS = 1;
@@ -59,7 +60,7 @@ function laneRun(s: Services, log: Logger, deliveryId: string, outcome: { failed
  */
 export function startFirstAttempts(s: Services, concurrency: number): { stop(): Promise<void> } {
   const log = s.log.child({ queue: 'webhook-lane' });
-  const lane = laneOf(s.config.redisPrefix);
+  const lane = new Lane(s.config.redisPrefix);
   const leaseMs = s.config.workerLockMs;
   // Commands that wait for Redis to come back rather than fail; the wait blocks its own connection.
   const redis: RedisClient = workerConnection(s.redis);

@@ -168,13 +168,5 @@ export type DeliveryJobDeps = Pick<Services, 'queues' | 'config'>;
 
 export function deliveryJobs(s: DeliveryJobDeps): DeliveryJobs {
   const reserve: Reserve = (endpointId, rate, count) => reserveSlots(s.queues.redis, s.config.redisPrefix, endpointId, rate, count);
-  return new DeliveryJobs(s.queues.get('webhook-delivery'), s.config.webhookBackoffBaseMs, s.queues.get('webhook-throttled'), reserve, { lane: laneOf(s.config.redisPrefix), redis: s.queues.redis });
-}
-
-const lanes = new Map<string, Lane>();
-/** The lane of a deployment's Redis prefix (its key names, made once). */
-export function laneOf(prefix: string): Lane {
-  let l = lanes.get(prefix);
-  if (!l) lanes.set(prefix, (l = new Lane(prefix)));
-  return l;
+  return new DeliveryJobs(s.queues.get('webhook-delivery'), s.config.webhookBackoffBaseMs, s.queues.get('webhook-throttled'), reserve, { lane: new Lane(s.config.redisPrefix), redis: s.queues.redis });
 }

@@ -1,5 +1,14 @@
 import type { RedisClient } from '../queue/redis.ts';
 
+/** Redis's clock in ms (`now`): every script reads it, so the workers' clocks do not matter. */
+const NOW = `local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)`;
+
+/** Leaves one token on the wake list (KEYS[3]), for a worker waiting on it: never more than one. */
+const WAKE = `  redis.call('LPUSH', KEYS[3], '1')
+  redis.call('LTRIM', KEYS[3], 0, 0)
+`;
+
 /**
  * The first-attempt lane (issue 28.5): where a new delivery waits for its first attempt, without a
  * BullMQ job of its own. A BullMQ job costs three Lua scripts in Redis (add, fetch, finish) and their
@@ -17,22 +26,19 @@ import type { RedisClient } from '../queue/redis.ts';
  * moves up to N from `ready` to `active` with a lease, which the worker renews while the delivery
  * runs (`renew`, as BullMQ renews a job's lock); a worker that ends a delivery removes it (`done`).
  * A run that fails (Postgres away) puts its delivery back, due a little later (`release`). A lease
- * that runs out (the worker was killed or stopped mid-run) is taken again by the next `take`: the row decides then, so a delivery already recorded is not
- * sent again (deliver.ts). The rows in Postgres remain the truth: if Redis loses the keys, the
+ * that runs out (the worker was killed or stopped mid-run) is taken again by the next `take`: the
+ * row decides then, so a delivery already recorded is not sent again (deliver.ts). The rows in Postgres remain the truth: if Redis loses the keys, the
  * reconcile pass finds the PENDING deliveries that are due and in neither set nor any queue, and
  * pushes them again.
  */
 const PUSH = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+${NOW}
 local added = 0
 for i = 1, #ARGV do
   if not redis.call('ZSCORE', KEYS[2], ARGV[i]) then added = added + redis.call('ZADD', KEYS[1], 'NX', now, ARGV[i]) end
 end
 if added > 0 then
-  redis.call('LPUSH', KEYS[3], '1')
-  redis.call('LTRIM', KEYS[3], 0, 0)
-end
+${WAKE}end
 return added
 `;
 
@@ -42,8 +48,7 @@ return added
  * another worker if more are due.
  */
 const TAKE = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+${NOW}
 local n = tonumber(ARGV[1])
 local ids = redis.call('ZRANGEBYSCORE', KEYS[2], '-inf', now, 'LIMIT', 0, n)
 local reclaimed = #ids
@@ -54,17 +59,15 @@ if #ids < n then
 end
 for _, id in ipairs(ids) do redis.call('ZADD', KEYS[2], now + tonumber(ARGV[2]), id) end
 if redis.call('ZCOUNT', KEYS[1], '-inf', now) > 0 then
-  redis.call('LPUSH', KEYS[3], '1')
-  redis.call('LTRIM', KEYS[3], 0, 0)
-end
+${WAKE}end
 table.insert(ids, 1, reclaimed)
 return ids
 `;
 
 /** Puts taken deliveries back to wait, due in ARGV[1] ms (a run that failed: Postgres away, say). */
 const RELEASE = `
-local t = redis.call('TIME')
-local due = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+${NOW}
+local due = now + tonumber(ARGV[1])
 local n = 0
 for i = 2, #ARGV do
   if redis.call('ZREM', KEYS[2], ARGV[i]) == 1 then n = n + redis.call('ZADD', KEYS[1], due, ARGV[i]) end
@@ -74,8 +77,8 @@ return n
 
 /** Extends the leases of the deliveries a live worker is running (those it still holds). */
 const RENEW = `
-local t = redis.call('TIME')
-local until_ = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000) + tonumber(ARGV[1])
+${NOW}
+local until_ = now + tonumber(ARGV[1])
 local n = 0
 for i = 2, #ARGV do n = n + redis.call('ZADD', KEYS[1], 'XX', 'CH', until_, ARGV[i]) end
 return n

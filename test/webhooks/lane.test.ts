@@ -3,7 +3,6 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Services } from '../../src/services.ts';
 import { startFirstAttempts } from '../../src/webhooks/first-attempts.ts';
 import { reconcileDeliveries } from '../../src/webhooks/deliver.ts';
-import { laneOf } from '../../src/webhooks/jobs.ts';
 import { Lane } from '../../src/webhooks/lane.ts';
 import { startWorkers, type RunningWorkers } from '../../workers/index.ts';
 import { webhookDeliveryWorker, webhookThrottledWorker } from '../../workers/webhook-delivery.ts';
@@ -26,7 +25,7 @@ afterEach(async () => {
 });
 afterAll(async () => workers?.close());
 
-const lane = () => laneOf(t.s.config.redisPrefix);
+const lane = () => new Lane(t.s.config.redisPrefix);
 const startDeliveryWorkers = async () => (workers = await startWorkers(t.s, [webhookDeliveryWorker as never, webhookThrottledWorker as never]));
 const reclaimed = async () => (await t.s.metrics.webhookLaneReclaimed.get()).values[0]?.value ?? 0;
 

@@ -1,7 +1,8 @@
 import type { ChildProcess } from 'node:child_process';
 import type { Job } from 'bullmq';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { DELIVER_JOB, deliveryJobs, laneOf } from '../../src/webhooks/jobs.ts';
+import { DELIVER_JOB, deliveryJobs } from '../../src/webhooks/jobs.ts';
+import { Lane } from '../../src/webhooks/lane.ts';
 import { watchJobs } from '../helpers/jobs.ts';
 import { runScript } from '../helpers/process.ts';
 import { useTestServer } from '../helpers/server.ts';
@@ -107,7 +108,7 @@ describe('no event is lost', () => {
     // Recorded while no worker runs: they wait in Redis, in the first-attempt lane (no job each).
     const queued: Array<{ id: string }> = [];
     for (let i = 0; i < 5; i++) queued.push(await emit(t, a.accountId, false, 'payment.succeeded'));
-    expect(await laneOf(t.s.config.redisPrefix).counts(t.s.redis)).toEqual({ waiting: 5, active: 0 });
+    expect(await new Lane(t.s.config.redisPrefix).counts(t.s.redis)).toEqual({ waiting: 5, active: 0 });
     expect((await t.s.queues.get('webhook-delivery').getJobCounts('wait')).wait).toBe(0);
 
     // "FLUSHALL", limited to this deployment's own keys (others share this Redis).
