@@ -15,7 +15,7 @@ import got from 'got';
 import { Redis } from 'ioredis';
 import { API_VERSION } from '../src/events/presenter.ts';
 import { newId } from '../src/lib/ids.ts';
-import { DeliveryJobs, DELIVER_JOB } from '../src/webhooks/jobs.ts';
+import { DeliveryJobs } from '../src/webhooks/jobs.ts';
 import { Lane } from '../src/webhooks/lane.ts';
 import {
   createAccountKey,
@@ -278,16 +278,13 @@ export async function run(_settings: BenchSettings): Promise<void> {
           const c = contenders.find((x) => x.name === nm)!;
           {
             const ids = c.rounds[r]!;
-            const jobs = new DeliveryJobs(c.queue, 600_000);
+            // Into the lane, or as a BullMQ job each for a baseline without one (DeliveryJobs.add chooses).
+            const jobs = new DeliveryJobs(c.queue, 600_000, undefined, undefined, c.lane ? { lane: c.lane, redis } : undefined);
             const pg0 = await backendsCpu(c.db);
             const cpu0 = c.svc.cpuSeconds();
             const before = rx.count();
             const t0 = now();
-            for (let i = 0; i < ids.length; i += 5000) {
-              const chunk = ids.slice(i, i + 5000);
-              if (c.lane) await c.lane.push(redis, chunk);
-              else await c.queue.addBulk(chunk.map((id) => ({ name: DELIVER_JOB, data: { deliveryId: id }, opts: jobs.options(id) })));
-            }
+            for (let i = 0; i < ids.length; i += 5000) await jobs.add(ids.slice(i, i + 5000));
             await rx.waitFor(() => rx.count() - before >= n, 600_000);
             t.seconds += (now() - t0) / 1000;
             // The last attempts' records commit just after their requests arrive.
