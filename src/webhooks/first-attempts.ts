@@ -3,7 +3,7 @@ import { workerConnection, type RedisClient } from '../queue/redis.ts';
 import type { Services } from '../services.ts';
 import { Batcher } from './batcher.ts';
 import { runDelivery, type DeliveryRun } from './deliver.ts';
-import { deliveryJobs } from './jobs.ts';
+import { deliveryJobs, type DeliveryJobs } from './jobs.ts';
 import { Lane } from './lane.ts';
 
 /** How long a worker waits for a wake before it looks at the lane again (leases that ran out are taken then). */
@@ -22,8 +22,7 @@ const FAILURES_KEPT = 10_000;
  * its next_attempt_at, and the reconcile pass brings it back. A throttled endpoint's delivery is
  * handed to the throttled queue with a slot reserved, as the fan-out does for one it knows is throttled.
  */
-function laneRun(s: Services, log: Logger, deliveryId: string, outcome: { failed: boolean }): DeliveryRun {
-  const jobs = deliveryJobs(s);
+function laneRun(jobs: DeliveryJobs, log: Logger, deliveryId: string, outcome: { failed: boolean }): DeliveryRun {
   return {
     deliveryId,
     retryDelayMs: (n) => jobs.retryDelayMs(n),
@@ -61,6 +60,7 @@ function laneRun(s: Services, log: Logger, deliveryId: string, outcome: { failed
 export function startFirstAttempts(s: Services, concurrency: number): { stop(): Promise<void> } {
   const log = s.log.child({ queue: 'webhook-lane' });
   const lane = new Lane(s.config.redisPrefix);
+  const jobs = deliveryJobs(s);
   const leaseMs = s.config.workerLockMs;
   // Commands that wait for Redis to come back rather than fail; the wait blocks its own connection.
   const redis: RedisClient = workerConnection(s.redis);
@@ -83,7 +83,7 @@ export function startFirstAttempts(s: Services, concurrency: number): { stop(): 
     const t0 = performance.now();
     // Observed as a job's run would be: `failed` when its attempt failed (or it could not run).
     const outcome = { failed: false };
-    const p = runDelivery(s, laneRun(s, log, id, outcome))
+    const p = runDelivery(s, laneRun(jobs, log, id, outcome))
       .then(
         async () => {
           (outcome.failed ? failed : completed).observe((performance.now() - t0) / 1000);
