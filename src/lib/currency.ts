@@ -38,8 +38,11 @@ export const MAX_AMOUNT = 99_999_999;
 /** Digits after the decimal point: 2 for usd, 0 for jpy, 3 for kwd. */
 export const minorUnits = (code: string): number => MINOR_UNITS[code] ?? 2;
 
-// Building an Intl.NumberFormat costs more than rendering the rest of a page: one per currency and locale.
-const formatters = new Map<string, Intl.NumberFormat>();
+// Building an Intl.NumberFormat costs more than rendering the rest of a page: one per currency and locale,
+// with the amounts it formatted (issue 28: ICU's format was 11 µs of a link page, which shows its amount
+// more than once; the same prices come back page after page). At most MAX_FORMATTED amounts each.
+const formatters = new Map<string, { format: Intl.NumberFormat; done: Map<number, string> }>();
+const MAX_FORMATTED = 1_000;
 
 /** An amount in the smallest unit, formatted for people: 1999 usd is "$19.99", 1999 jpy is "¥1,999". */
 export function formatAmount(amount: number, currency: string, locale = 'en-US'): string {
@@ -47,13 +50,19 @@ export function formatAmount(amount: number, currency: string, locale = 'en-US')
   const key = `${locale}:${currency}`;
   let f = formatters.get(key);
   if (!f) {
-    f = new Intl.NumberFormat(locale, {
+    const format = new Intl.NumberFormat(locale, {
       style: 'currency',
       currency: currency.toUpperCase(),
       minimumFractionDigits: digits,
       maximumFractionDigits: digits,
     });
-    formatters.set(key, f);
+    formatters.set(key, (f = { format, done: new Map() }));
   }
-  return f.format(amount / 10 ** digits);
+  let text = f.done.get(amount);
+  if (text === undefined) {
+    text = f.format.format(amount / 10 ** digits);
+    if (f.done.size >= MAX_FORMATTED) f.done.delete(f.done.keys().next().value!);
+    f.done.set(amount, text);
+  }
+  return text;
 }

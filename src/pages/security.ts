@@ -28,10 +28,54 @@ export function hostedPageSecurity(styleHash: string = PAGE_CSS_HASH): RequestHa
     frameguard: { action: 'deny' },
     crossOriginResourcePolicy: { policy: 'same-origin' },
   });
-  return (req, res, next) => {
+  const set = headersOf(headers);
+  return (_req, res, next) => {
     res.setHeader('Cache-Control', 'no-store');
-    headers(req, res, next);
+    for (const [name, value] of set) res.setHeader(name, value);
+    next();
   };
+}
+
+/**
+ * The headers a middleware that only sets fixed headers sets, in its order, read once by running
+ * it against a stand-in response (issue 28: helmet's fourteen middlewares in a chain cost a hosted
+ * page about as much as setting their headers). helmet's `removeHeader('X-Powered-By')` has
+ * nothing to do here: the app never sets that header (src/app.ts). Anything but a synchronous
+ * `next()` with fixed headers is refused at start-up.
+ */
+export function headersOf(middleware: RequestHandler): Array<[string, string]> {
+  const headers: Array<[string, string]> = [];
+  let passed = false;
+  const res = {
+    setHeader: (name: string, value: unknown) => void headers.push([name, String(value)]),
+    removeHeader: (name: string) => {
+      if (name.toLowerCase() !== 'x-powered-by') throw new Error(`headersOf: the middleware removes ${name}`);
+    },
+  };
+  void middleware({} as Request, res as unknown as Response, (err?: unknown) => {
+    if (err) throw err;
+    passed = true;
+  });
+  if (!passed) throw new Error('headersOf: the middleware did not pass the request on at once');
+  return headers;
+}
+
+/** Origins of the URLs pages name (the service's own, a merchant's success_url), by URL; null for a non-URL. */
+const origins = new Map<string, string | null>();
+const MAX_ORIGINS = 1_000;
+
+/** A URL's origin, parsed once per URL (the same few URLs come back on every page); null when it is not a URL. */
+function originOf(url: string): string | null {
+  let origin = origins.get(url);
+  if (origin !== undefined) return origin;
+  try {
+    origin = new URL(url).origin;
+  } catch {
+    origin = null;
+  }
+  if (origins.size >= MAX_ORIGINS) origins.delete(origins.keys().next().value!);
+  origins.set(url, origin);
+  return origin;
 }
 
 /**
@@ -42,12 +86,8 @@ export function hostedPageSecurity(styleHash: string = PAGE_CSS_HASH): RequestHa
 export function allowFormTargets(res: Response, urls: Array<string | null | undefined>): void {
   const origins = new Set<string>();
   for (const u of urls) {
-    if (!u) continue;
-    try {
-      origins.add(new URL(u).origin);
-    } catch {
-      /* not a URL: nothing to allow */
-    }
+    const origin = u ? originOf(u) : null;
+    if (origin) origins.add(origin);
   }
   const csp = res.getHeader('Content-Security-Policy');
   if (typeof csp !== 'string' || origins.size === 0) return;
@@ -134,13 +174,15 @@ export async function readCsrfSecret(sql: Db): Promise<Buffer> {
  */
 export function createCsrf(sql: Sql): Csrf {
   let secret: Promise<KeyObject> | undefined;
+  let loaded: KeyObject | undefined;
   const key = () =>
-    (secret ??= readCsrfSecret(sql).then(createSecretKey)).catch((err: unknown) => {
+    (secret ??= readCsrfSecret(sql).then((value) => (loaded = createSecretKey(value)))).catch((err: unknown) => {
       secret = undefined;
       throw err;
     });
-  const sign = async (nonce: string, scope: string) =>
-    createHmac('sha256', await key()).update(`${nonce}|${scope}`).digest('base64url');
+  const hmac = (k: KeyObject, nonce: string, scope: string) => createHmac('sha256', k).update(`${nonce}|${scope}`).digest('base64url');
+  // Once the secret is loaded, signed at once: no promise per page (issue 28).
+  const sign = async (nonce: string, scope: string) => (loaded ? hmac(loaded, nonce, scope) : hmac(await key(), nonce, scope));
 
   return {
     async token(req, res, scope) {
