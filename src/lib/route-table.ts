@@ -137,7 +137,8 @@ function keyOf(url: string): string[] | null {
  * full paths (`/v1/customers/:id`), so that a /v1 call enters one router below the app's; then each
  * request walks only the layers its first two path segments can reach, in their order: a router
  * per pair of segments that some layer names, one per first segment for the others, one for the
- * rest. A route's handlers see the same `req.params` and `req.route` (its path the full one);
+ * rest; and for the usual methods but HEAD and OPTIONS, only the routes that handle the method (express
+ * passes over the others after matching their path). A route's handlers see the same `req.params` and `req.route` (its path the full one);
  * `req.baseUrl` and `req.path` are the table's (the app's) rather than their old router's, while
  * middleware sees them as before.
  *
@@ -154,23 +155,33 @@ export function routeTable(mounts: readonly Mount[]): RequestHandler & { stack: 
     else entries.push({ kind: 'use', path: m.path, handle: m.router as RequestHandler });
   }
   const reaches = entries.map(reach);
-  const pick = (key: string[]) => routerOf(entries.filter((_, i) => mayAnswer(reaches[i]!, key)));
+  // A route that cannot handle the method is passed over by express (after matching its path):
+  // left out of that method's routers. HEAD keeps them all (express enters a route without a GET for it).
+  const handles = (e: Entry, method: string) => e.kind === 'use' || (e.route as Route & { _handlesMethod(m: string): boolean })._handlesMethod(method);
+  const pick = (key: string[], method: string) => routerOf(entries.filter((e, i) => mayAnswer(reaches[i]!, key) && (method === '' || handles(e, method))));
   const byKey = new Map<string, Router>();
-  for (const r of reaches) {
-    const first = r[0];
-    if (typeof first !== 'string') continue;
-    if (!byKey.has(`${first}/${OTHER}`)) byKey.set(`${first}/${OTHER}`, pick([first, OTHER]));
-    const second = r[1];
-    if (typeof second === 'string' && !byKey.has(`${first}/${second}`)) byKey.set(`${first}/${second}`, pick([first, second]));
+  for (const method of ['', ...BY_METHOD]) {
+    for (const r of reaches) {
+      const first = r[0];
+      if (typeof first !== 'string') continue;
+      if (!byKey.has(`${method} ${first}/${OTHER}`)) byKey.set(`${method} ${first}/${OTHER}`, pick([first, OTHER], method));
+      const second = r[1];
+      if (typeof second === 'string' && !byKey.has(`${method} ${first}/${second}`)) byKey.set(`${method} ${first}/${second}`, pick([first, second], method));
+    }
+    byKey.set(`${method} ${OTHER}/${OTHER}`, pick([OTHER, OTHER], method));
   }
-  const rest = pick([OTHER, OTHER]);
   const nested = Router();
   for (const m of mounts) nested.use(m.path, m.router);
   const handler: RequestHandler = (req, res, next) => {
     const key = req.method === 'OPTIONS' ? null : keyOf(req.url);
-    const r = key === null ? nested : (byKey.get(`${key[0]}/${key[1]}`) ?? byKey.get(`${key[0]}/${OTHER}`) ?? rest);
+    if (key === null) return nested(req, res, next);
+    const method = BY_METHOD.has(req.method) ? req.method : '';
+    const r = byKey.get(`${method} ${key[0]}/${key[1]}`) ?? byKey.get(`${method} ${key[0]}/${OTHER}`) ?? byKey.get(`${method} ${OTHER}/${OTHER}`)!;
     r(req, res, next);
   };
-  const stack = [nested, rest, ...byKey.values()].map((handle) => ({ handle, rawPath: '/' }));
+  const stack = [nested, ...byKey.values()].map((handle) => ({ handle, rawPath: '/' }));
   return Object.assign(handler, { stack });
 }
+
+/** The methods with routers of their own (their routes only); any other method walks every route of its segments. */
+const BY_METHOD = new Set(['GET', 'POST', 'PATCH', 'DELETE', 'PUT']);

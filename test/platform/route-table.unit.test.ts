@@ -127,7 +127,7 @@ const PATHS = [
   '/v1/events/evt_1/resend', '/v1/test-helpers/pay/p_1', '/v1/test-helpers/deep/x', '/v1/test-helpers/deep', '//x', '/v1?x',
   '/v1/customers/caf%C3%A9', '/v1/cust%2Fomers/x',
 ];
-const METHODS = ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS', 'PUT'];
+const METHODS = ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS', 'PUT', 'PATCH', 'PURGE'];
 
 describe('routeTable', () => {
   it('when every path of a list is asked with every method, with and without the key, then both apps answer the same', async () => {
