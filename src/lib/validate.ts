@@ -116,9 +116,21 @@ export function findTooDeep(input: unknown, max: number): string[] | null {
   return walk(input, ({ value, depth }) => value !== null && typeof value === 'object' && depth >= max);
 }
 
+/**
+ * Marks a JSON body parsed from text without a `\u` escape (src/lib/http.ts). None of its strings
+ * can hold NUL or an unpaired surrogate: JSON refuses raw control characters, and the UTF-8 decoder
+ * turns bytes that are not UTF-8 into U+FFFD. validate() then skips findBadText's walk (issue 28).
+ * A symbol key: zod, Object.keys, for-in and JSON.stringify do not see it.
+ */
+const PLAIN_TEXT = Symbol('plainText');
+export function markPlainText(body: object): void {
+  (body as Record<symbol, boolean>)[PLAIN_TEXT] = true;
+}
+const isPlainText = (input: unknown): boolean => typeof input === 'object' && input !== null && (input as Record<symbol, unknown>)[PLAIN_TEXT] === true;
+
 /** Parses a request body or query with a zod schema; the first problem becomes a 400 naming its parameter. */
 export function validate<S extends z.ZodType>(schema: S, input: unknown, where: 'body' | 'query' = 'body'): z.output<S> {
-  const bad = findBadText(input);
+  const bad = isPlainText(input) ? null : findBadText(input);
   if (bad) throw new ApiError('parameter_invalid', TEXT_PROBLEM_MESSAGES[bad.problem], paramName(bad.path) || undefined);
   const result = schema.safeParse(input ?? {});
   if (result.success) return result.data;

@@ -99,6 +99,33 @@ describe('errors', () => {
     if (res.status >= 400) expectErrorShape(res.body);
   });
 
+  // The body's text decides whether its strings are walked (src/lib/http.ts, src/lib/validate.ts):
+  // only a \u escape can put a NUL or an unpaired surrogate into a parsed string.
+  it('when a body holds NUL or an unpaired surrogate as an escape, then 400 naming the field; raw UTF-8 and bad bytes are stored as read', async () => {
+    const send = (text: string | Buffer) =>
+      fetch(`${t.url}/v1/customers`, { method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' }, body: text });
+    for (const [text, param, code] of [
+      ['{"email":"a@b.co","first_name":"x\\u0000"}', 'first_name', 'nul'],
+      ['{"email":"a@b.co","metadata":{"k":"\\ud800"}}', 'metadata[k]', 'surrogate'],
+      ['{"email":"a@b.co","metadata":{"\\udfff":"v"}}', 'metadata[\udfff]', 'surrogate'],
+    ] as const) {
+      const res = await send(text);
+      expect(res.status, text).toBe(400);
+      const body = (await res.json()) as { error: { code: string; param: string; message: string } };
+      expect(body.error, text).toMatchObject({ code: 'parameter_invalid', param });
+      expect(body.error.message).toMatch(code === 'nul' ? /NUL/ : /surrogate/);
+    }
+    const utf8 = await send('{"email":"utf8@b.co","first_name":"Zoë 😀"}');
+    expect(utf8.status).toBe(200);
+    expect(((await utf8.json()) as { first_name: string }).first_name).toBe('Zoë 😀');
+    // Bytes that are not UTF-8 (a lone surrogate encoded as CESU-8, and 0xff) are read as U+FFFD.
+    const bad = await send(Buffer.concat([Buffer.from('{"email":"bytes@b.co","first_name":"'), Buffer.from([0xed, 0xa0, 0x80, 0xff]), Buffer.from('"}')]));
+    expect(bad.status).toBe(200);
+    const [row] = await t.sql<{ first_name: string }[]>`select first_name from customers where email = 'bytes@b.co'`;
+    expect(row!.first_name.isWellFormed()).toBe(true);
+    expect(row!.first_name).toMatch(/^\ufffd+$/);
+  });
+
   it.each(['%', '%zz', 'cus_%00', 'a'.repeat(5000), '..', "cus_' or 1=1 --"])('when GET /v1/customers/%s, then 4xx and no 5xx', async (id) => {
     const res = await t.request('GET', `/v1/customers/${encodeURIComponent(id)}`, { key });
     expect(res.status).toBeGreaterThanOrEqual(400);
