@@ -95,7 +95,7 @@ ${table(
 )}
 
 A page load appends its view to an in-process buffer and answers; the buffer leaves as one
-\`link-counters\` job per 500 views or 50 ms, and the worker inserts each batch with \`unnest\` and
+\`link-counters\` job per 500 views or 250 ms, and the worker inserts each batch with \`unnest\` and
 adds only the rows it inserted to \`view_count\`.
 
 Reproduce: \`BENCH_SECONDS=${settings.seconds} npm run bench -- links\`.`,

@@ -36,7 +36,9 @@ export class ViewRecorder {
     this.queues = queues;
     this.log = log;
     this.maxBatch = opts.maxBatch ?? 500;
-    this.maxDelayMs = opts.maxDelayMs ?? 50;
+    // 250 ms (50 until issue 28): a job costs the same for 10 views as for 400, and at 50 ms a busy
+    // link page sent twenty a second; the link page's CPU a load fell by about a fifth (profiled).
+    this.maxDelayMs = opts.maxDelayMs ?? 250;
   }
 
   /** Records one page load and returns the view id. */
