@@ -91,12 +91,14 @@ describe('a worker that dies mid-way', () => {
 
     const running = await startWorkers(t.s, [emailWorker]);
     try {
-      await smtp.waitFor((m) => m.emailId === id);
-      await eventually(async () => (await status(id)).status === 'SENT');
+      // The lock runs out after 1 s and the stalled check runs every second; a loaded machine (the
+      // full suite on 2 cores) has taken more than 10 s for it: 20 s allowed.
+      await smtp.waitFor((m) => m.emailId === id, 20_000);
+      await eventually(async () => (await status(id)).status === 'SENT', 20_000);
       expect(await status(id)).toEqual({ status: 'SENT', attempts: 2 });
       expect(smtp.received.filter((m) => m.emailId === id)).toHaveLength(1);
     } finally {
       await running.close();
     }
-  });
+  }, 60_000);
 });
