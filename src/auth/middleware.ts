@@ -16,22 +16,20 @@ interface Caller {
   keyId: string;
   label: string;
 }
-/** The request's caller, on the request itself (a WeakMap entry per request cost more: src/lib/http.ts). */
-const CALLER = Symbol('caller');
-const callerOf = (req: Request): Caller | undefined => (req as Request & { [CALLER]?: Caller })[CALLER];
+const callers = new WeakMap<Request, Caller>();
 
 /**
  * Who an API request acts as, for the audit log (issue 25): the key's id and its redacted form
  * (`sk_test_…x9Qe`), never the secret, and the client's address.
  */
 export function apiActor(req: Request): AuditActor {
-  const caller = callerOf(req);
+  const caller = callers.get(req);
   return { type: 'api_key', id: caller?.keyId ?? 'unknown', label: caller?.label ?? 'sk_…', ip: req.ip ?? null };
 }
 
 /** The id of the API key that authenticated this request (set by `authenticate`). */
 export function callingKeyId(req: Request): string | undefined {
-  return callerOf(req)?.keyId;
+  return callers.get(req)?.keyId;
 }
 
 /**
@@ -75,7 +73,7 @@ export function authenticate(sql: Sql, ttlMs: number, log?: Logger): RequestHand
       throw new ApiError('api_key_invalid', `Invalid API key provided: ${key.slice(0, 8)}…${key.slice(-4)}`);
     }
     req.auth = found.owner;
-    (req as Request & { [CALLER]?: Caller })[CALLER] = entry.caller!;
+    callers.set(req, entry.caller!);
     touch(found.keyId, now);
     // A restricted key: every route checks its resource and method here, before any router runs.
     if (found.permissions) checkScope(found.permissions, req.method, req.path);
