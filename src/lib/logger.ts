@@ -86,7 +86,7 @@ const FIELDS_SERIALIZED = ['reqId', 'method', 'path', 'status', 'ms'];
  * as JSON.stringify writes them (as skipWildcardRedactionOfScalars makes pino do), the message.
  * Null when this logger could write anything else (a mixin, a log formatter, a stream hook, a
  * message prefix, a nested key, a serializer of one of those fields, a stream that wants each
- * line's metadata): then use `log.info`. test/platform/logger.unit.test.ts compares the bytes.
+ * line's metadata): then use `log.info`. test/platform/access-line.unit.test.ts compares the bytes.
  */
 export function infoLineWriter(log: Logger): InfoLineWriter | null {
   const sym = pino.symbols as unknown as Record<string, symbol>;

@@ -137,10 +137,10 @@ function keyOf(url: string): string[] | null {
  * full paths (`/v1/customers/:id`), so that a /v1 call enters one router below the app's; then each
  * request walks only the layers its first two path segments can reach, in their order: a router
  * per pair of segments that some layer names, one per first segment for the others, one for the
- * rest; and for the usual methods but HEAD and OPTIONS, only the routes that handle the method (express
- * passes over the others after matching their path). A route's handlers see the same `req.params` and `req.route` (its path the full one);
- * `req.baseUrl` and `req.path` are the table's (the app's) rather than their old router's, while
- * middleware sees them as before.
+ * rest; for GET, POST, PATCH, DELETE and PUT, only the routes that handle the method (express
+ * passes over the others after matching their path). A route's handlers see the same `req.params`
+ * and `req.route` (its path the full one); `req.baseUrl` and `req.path` are the table's (the
+ * app's) rather than their old router's, while middleware sees them as before.
  *
  * Two kinds of request go through the routers nested as they were mounted, where express's answer
  * depends on the nesting: OPTIONS (each router answers it with the methods of its own routes, at

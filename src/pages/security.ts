@@ -43,7 +43,7 @@ export function hostedPageSecurity(styleHash: string = PAGE_CSS_HASH): RequestHa
  * nothing to do here: the app never sets that header (src/app.ts). Anything but a synchronous
  * `next()` with fixed headers is refused at start-up.
  */
-export function headersOf(middleware: RequestHandler): Array<[string, string]> {
+function headersOf(middleware: RequestHandler): Array<[string, string]> {
   const headers: Array<[string, string]> = [];
   let passed = false;
   const res = {
