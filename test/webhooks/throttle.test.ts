@@ -55,11 +55,22 @@ async function emitMany(t: TestServer, accountId: string, n: number): Promise<st
   return events.map((e) => e.id);
 }
 
-/** Arrivals per calendar second. */
-const perSecond = (got: Received[]): number[] => {
-  const bins = new Map<number, number>();
-  for (const r of got) bins.set(Math.floor(r.at / 1000), (bins.get(Math.floor(r.at / 1000)) ?? 0) + 1);
-  return [...bins.values()];
+/**
+ * The most arrivals within any window of 700 ms. The throttle spaces its slots (r a second: r + 1
+ * slots span a whole second); the receiver sees them later by what the loaded machine adds to each
+ * (the full suite on 2 cores: calendar-second bins once counted 6 arrivals at 5/s). A window of
+ * 1,000 − 2 × 150 ms allows 150 ms of such lateness at either end, and still catches a burst: r + 1
+ * arrivals inside it mean the slots came closer than the rate allows. The average rate is checked
+ * apart, over the whole backlog.
+ */
+const mostIn700ms = (got: Received[]): number => {
+  const at = got.map((r) => r.at).sort((a, b) => a - b);
+  let most = 0;
+  for (let i = 0, j = 0; j < at.length; j++) {
+    while (at[j]! - at[i]! >= 700) i++;
+    most = Math.max(most, j - i + 1);
+  }
+  return most;
 };
 
 describe('per-endpoint throttle', () => {
@@ -79,7 +90,7 @@ describe('per-endpoint throttle', () => {
       const slowGot = await rx.waitFor(25, 20_000, (r) => r.path === '/slow');
       // The unthrottled backlog is not held behind the throttled one (which needs 5 s).
       expect(fastDoneAfter).toBeLessThan(Math.max(...slowGot.map((r) => r.at)) - started - 1500);
-      expect(Math.max(...perSecond(slowGot))).toBeLessThanOrEqual(5);
+      expect(mostIn700ms(slowGot)).toBeLessThanOrEqual(5);
       // Spread out: 25 at 5/s take at least 24 intervals of 200 ms.
       expect(Math.max(...slowGot.map((r) => r.at)) - Math.min(...slowGot.map((r) => r.at))).toBeGreaterThanOrEqual(4700);
       expect(new Set(slowGot.map((r) => JSON.parse(r.body).id))).toEqual(new Set(ids));
@@ -105,7 +116,7 @@ describe('per-endpoint throttle', () => {
       down = false;
       // Every delivery failed once; their retries (after BACKOFF_MS) come due together and are spread out.
       const all = await rx.waitFor(24, 20_000);
-      expect(Math.max(...perSecond(all))).toBeLessThanOrEqual(10);
+      expect(mostIn700ms(all)).toBeLessThanOrEqual(10);
       await eventually(async () => {
         const [r] = await t.sql<{ n: number }[]>`select count(*)::int as n from webhook_deliveries where endpoint_id = ${ep.id} and status = 'SUCCEEDED'`;
         return r!.n === 12;
@@ -136,7 +147,7 @@ describe('per-endpoint throttle', () => {
       // At most a delivery in flight at the flush goes twice (at least once, as always); none is lost.
       expect(new Set(got.map((r) => JSON.parse(r.body).id))).toEqual(new Set(ids));
       // The bucket starts full again: one delivery may follow the last one before the flush at once.
-      expect(Math.max(...perSecond(got))).toBeLessThanOrEqual(6);
+      expect(mostIn700ms(got)).toBeLessThanOrEqual(6);
     } finally {
       await rx.close();
     }
