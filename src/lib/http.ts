@@ -44,7 +44,7 @@ Object.defineProperty(express.request, 'log', {
 export function requestContext(log: Logger, observe?: RequestObserver): RequestHandler {
   // The access line with pino's bytes, built by hand where the logger allows (src/lib/logger.ts).
   // A request's child logger writes the same line: its one binding is the reqId the line holds.
-  const line = infoLineWriter(log);
+  const line = infoLineWriter(log, ['reqId', 'method', 'path', 'status', 'ms']);
   return (req, res, next) => {
     const start = process.hrtime.bigint();
     const id = newRequestId();

@@ -77,18 +77,17 @@ function skipWildcardRedactionOfScalars(log: Logger): void {
 /** Writes one `info` line of a fixed shape: `props` is its fields already as JSON (`,"k":v,…`). */
 export type InfoLineWriter = (props: string, msg: string) => void;
 
-const FIELDS_SERIALIZED = ['reqId', 'method', 'path', 'status', 'ms'];
-
 /**
  * An `info` line of the logger with pino's own bytes, without pino's per-line work (issue 28: the
  * access line, written for every request, cost 6 to 14 µs through `log.info`). The line is what
  * `log.info(fields, msg)` writes for scalar fields: the level, the time, the bindings, the fields
  * as JSON.stringify writes them (as skipWildcardRedactionOfScalars makes pino do), the message.
  * Null when this logger could write anything else (a mixin, a log formatter, a stream hook, a
- * message prefix, a nested key, a serializer of one of those fields, a stream that wants each
- * line's metadata): then use `log.info`. test/platform/access-line.unit.test.ts compares the bytes.
+ * message prefix, a nested key, a serializer of one of `fields` (the names the lines carry), a
+ * stream that wants each line's metadata): then use `log.info`. test/platform/access-line.unit.test.ts
+ * compares the bytes.
  */
-export function infoLineWriter(log: Logger): InfoLineWriter | null {
+export function infoLineWriter(log: Logger, fields: readonly string[]): InfoLineWriter | null {
   const sym = pino.symbols as unknown as Record<string, symbol>;
   const at = (name: string) => (log as unknown as Record<symbol, unknown>)[sym[name]!];
   const stream = at('streamSym') as { write(line: string): unknown } & Record<symbol, unknown>;
@@ -101,7 +100,7 @@ export function infoLineWriter(log: Logger): InfoLineWriter | null {
     hooks.streamWrite ||
     at('msgPrefixSym') ||
     at('nestedKeySym') ||
-    FIELDS_SERIALIZED.some((k) => serializers[k]) ||
+    fields.some((k) => serializers[k]) ||
     at('messageKeySym') !== 'msg' ||
     stream[sym.needsMetadataGsym!] === true
   ) {

@@ -10,6 +10,8 @@ const FIELDS: Array<{ reqId: string; method: string; path: string; status: numbe
   { reqId: 'req_abc', method: 'M-SEARCH', path: '/' + 'x'.repeat(300), status: 500, ms: 12345.6 },
 ];
 
+const NAMES = ['reqId', 'method', 'path', 'status', 'ms'];
+
 const props = (f: (typeof FIELDS)[number]) =>
   `,"reqId":${JSON.stringify(f.reqId)},"method":${JSON.stringify(f.method)},"path":${JSON.stringify(f.path)},"status":${f.status},"ms":${f.ms}`;
 
@@ -23,7 +25,7 @@ describe('the access line written by hand', () => {
     const a = sink();
     const b = sink();
     const viaPino = createLogger('info', a.dest);
-    const byHand = infoLineWriter(createLogger('info', b.dest));
+    const byHand = infoLineWriter(createLogger('info', b.dest), NAMES);
     expect(byHand).not.toBeNull();
     for (const f of FIELDS) {
       viaPino.info(f, 'request');
@@ -38,18 +40,19 @@ describe('the access line written by hand', () => {
   it('when the level is above info, then nothing is written', () => {
     const out = sink();
     const log = createLogger('info', out.dest);
-    const write = infoLineWriter(log)!;
+    const write = infoLineWriter(log, NAMES)!;
     log.level = 'warn';
     write(props(FIELDS[0]!), 'request');
     expect(out.lines).toEqual([]);
   });
 
-  it('when the logger has a mixin, a formatter or a stream hook, then there is no writer (log.info is used)', () => {
+  it('when the logger has a mixin, a formatter, a stream hook or a serializer of a field, then there is no writer (log.info is used)', () => {
     const dest = sink().dest;
-    expect(infoLineWriter(pino({ mixin: () => ({ extra: 1 }) }, dest))).toBeNull();
-    expect(infoLineWriter(pino({ formatters: { log: (o) => o } }, dest))).toBeNull();
-    expect(infoLineWriter(pino({ hooks: { streamWrite: (s) => s } }, dest))).toBeNull();
-    expect(infoLineWriter(pino({ messageKey: 'message' }, dest))).toBeNull();
-    expect(infoLineWriter(pino({}, dest))).not.toBeNull();
+    expect(infoLineWriter(pino({ mixin: () => ({ extra: 1 }) }, dest), NAMES)).toBeNull();
+    expect(infoLineWriter(pino({ formatters: { log: (o) => o } }, dest), NAMES)).toBeNull();
+    expect(infoLineWriter(pino({ hooks: { streamWrite: (s) => s } }, dest), NAMES)).toBeNull();
+    expect(infoLineWriter(pino({ messageKey: 'message' }, dest), NAMES)).toBeNull();
+    expect(infoLineWriter(pino({ serializers: { path: (p: string) => p } }, dest), NAMES)).toBeNull();
+    expect(infoLineWriter(pino({}, dest), NAMES)).not.toBeNull();
   });
 });
