@@ -27,9 +27,9 @@ const WAKE = `  redis.call('LPUSH', KEYS[3], '1')
  * runs (`renew`, as BullMQ renews a job's lock); a worker that ends a delivery removes it (`done`).
  * A run that fails (Postgres away) puts its delivery back, due a little later (`release`). A lease
  * that runs out (the worker was killed or stopped mid-run) is taken again by the next `take`: the
- * row decides then, so a delivery already recorded is not sent again (deliver.ts). The rows in Postgres remain the truth: if Redis loses the keys, the
- * reconcile pass finds the PENDING deliveries that are due and in neither set nor any queue, and
- * pushes them again.
+ * row decides then, so a delivery already recorded is not sent again (deliver.ts). The rows in
+ * Postgres remain the truth: if Redis loses the keys, the reconcile pass finds the PENDING
+ * deliveries that are due and in neither set nor any queue, and pushes them again.
  */
 const PUSH = `
 ${NOW}
