@@ -67,7 +67,7 @@ export async function run(settings: BenchSettings): Promise<void> {
       }
       await new Promise((res) => setTimeout(res, 10));
     }
-    const [rows] = await db.sql<{ n: number }[]>`select count(*)::int as n from payment_link_views where payment_link_id = ${link.id}`;
+    const [rows] = await db.sql<{ n: number }[]>`select coalesce(sum(views), 0)::int as n from payment_link_views where payment_link_id = ${link.id}`;
     const exact = seen === expected && rows!.n === expected;
     say(`links: ${fmtNum(rps)} views/s, view_count ${fmtNum(seen)} of ${fmtNum(expected)} after ${convergedMs} ms`);
 

@@ -102,7 +102,7 @@ export async function run(settings: BenchSettings): Promise<void> {
     for (const [i, e] of endpoints.entries()) {
       if (only && !only.test(e.name)) continue;
       // A floor serves the link page the service rendered, captured by bench/floors.ts: not profiled here.
-      if (floor && e.name.includes('/l/')) {
+      if (floor && e.name.includes('/l/') && !process.env.HACK_PAGE) {
         sections.push(`#### ${e.name}\n\nNot profiled on a floor: the floors serve a page captured from the service (bench/floors.ts).`);
         continue;
       }
@@ -111,7 +111,8 @@ export async function run(settings: BenchSettings): Promise<void> {
       say(`profile: ${e.name}${floor ? ` on the ${floor} floor` : ''}`);
       const prof = ['--cpu-prof', `--cpu-prof-dir=${out}`];
       // The floor's sessions carry a checkout URL as long as the service's (http://localhost:<port>/checkout).
-      const svc = floor ? await startFloor(floor, db.url, 'http://localhost:40000/checkout', '', prof) : await startService({ suite: 'profile', databaseUrl: db.url, nodeArgs: prof });
+      if (floor && process.env.HACK_PAGE && i === 2) { const s0 = await startService({ suite: 'profile', databaseUrl: db.url }); await api(s0.url, key, 'POST', '/v1/payment-links', { amount: 2500, currency: 'usd', name: 'Profile', slug: 'profile-page' }); await s0.stop(); }
+      const svc = floor ? await startFloor(floor, db.url, 'http://localhost:40000/checkout', process.env.HACK_PAGE ?? '', prof) : await startService({ suite: 'profile', databaseUrl: db.url, nodeArgs: prof });
       let requests = 0;
       let t0 = 0;
       let t1 = 0;

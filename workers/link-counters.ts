@@ -5,9 +5,9 @@ import type { WorkerDefinition } from './types.ts';
 export type LinkCounterJob = { views: ViewRecord[] } | { paymentId: string };
 
 /**
- * Applies the counters of payment links: `views` jobs carry a batch of page loads (job id: the
- * first view id), `payment` jobs one successful payment (job id: the payment id). Both are
- * idempotent in Postgres, so a retried or duplicated job never counts twice.
+ * Applies the counters of payment links: `views` jobs carry a batch of page loads, one record per
+ * link and source (job id: the first record's id), `payment` jobs one successful payment (job id:
+ * the payment id). Both are idempotent in Postgres, so a retried or duplicated job never counts twice.
  */
 export const linkCountersWorker: WorkerDefinition<LinkCounterJob> = {
   queue: 'link-counters',

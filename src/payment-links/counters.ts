@@ -9,16 +9,21 @@ import type { LinkSource } from './schema.ts';
  * jobs and the reconciler queue behind each other instead of deadlocking.
  */
 
-/** One page load, as the web process hands it to the link-counters queue. */
+/**
+ * Page loads of one link from one source, as the web process hands them to the link-counters
+ * queue: one record per link and source of a batch (issue 28), `views` loads in it (absent in the
+ * jobs of a web process from before: one load each). The id is minted by the web process.
+ */
 export interface ViewRecord {
   id: string;
   link: string;
   source: LinkSource;
-  /** Unix time in milliseconds. */
+  /** Unix time in milliseconds of the first load it counts. */
   at: number;
+  views?: number;
 }
 
-/** Stores the views of a batch that are not stored yet and adds exactly those to view_count. */
+/** Stores the view records of a batch that are not stored yet and adds exactly their loads to view_count. */
 export async function applyViews(sql: Sql, views: readonly ViewRecord[]): Promise<number> {
   if (views.length === 0) return 0;
   const linkIds = [...new Set(views.map((v) => v.link))].sort();
@@ -27,16 +32,17 @@ export async function applyViews(sql: Sql, views: readonly ViewRecord[]): Promis
     const [row] = await tx<{ added: number }[]>`
       with v as (
         select * from unnest(${views.map((v) => v.id)}::text[], ${views.map((v) => v.link)}::text[],
-                             ${views.map((v) => v.source)}::text[], ${views.map((v) => v.at)}::float8[])
-          as v (id, link, source, at)
+                             ${views.map((v) => v.source)}::text[], ${views.map((v) => v.at)}::float8[],
+                             ${views.map((v) => v.views ?? 1)}::int[])
+          as v (id, link, source, at, views)
       ), ins as (
-        insert into payment_link_views (id, payment_link_id, account_id, livemode, source, created_at)
-        select v.id, l.id, l.account_id, l.livemode, v.source, to_timestamp(v.at / 1000.0)
+        insert into payment_link_views (id, payment_link_id, account_id, livemode, source, created_at, views)
+        select v.id, l.id, l.account_id, l.livemode, v.source, to_timestamp(v.at / 1000.0), v.views
         from v join payment_links l on l.id = v.link collate "C"
         on conflict (id) do nothing
-        returning payment_link_id
+        returning payment_link_id, views
       ), c as (
-        select payment_link_id, count(*) as n from ins group by 1
+        select payment_link_id, sum(views) as n from ins group by 1
       ), upd as (
         update payment_links l set view_count = l.view_count + c.n from c where l.id = c.payment_link_id returning c.n
       )
@@ -88,7 +94,7 @@ export async function reconcileCounters(sql: Sql, graceSeconds = 5): Promise<num
 
   const drifted = await sql<{ id: string }[]>`
     select l.id from payment_links l
-    left join lateral (select count(*) as n from payment_link_views v where v.payment_link_id = l.id) v on true
+    left join lateral (select coalesce(sum(v.views), 0) as n from payment_link_views v where v.payment_link_id = l.id) v on true
     left join lateral (
       select count(*) filter (where coalesce(p.installment_number, 1) = 1) as n, coalesce(sum(p.amount_cents), 0) as total
       from payment_link_counted_payments c join payments p on p.id = c.payment_id
@@ -102,7 +108,7 @@ export async function reconcileCounters(sql: Sql, graceSeconds = 5): Promise<num
       // A new statement after the lock: its snapshot holds every row counted before the lock was taken.
       await tx`
         update payment_links l set
-          view_count = (select count(*) from payment_link_views v where v.payment_link_id = l.id),
+          view_count = (select coalesce(sum(v.views), 0) from payment_link_views v where v.payment_link_id = l.id),
           payment_count = (select count(*) from payment_link_counted_payments c join payments p on p.id = c.payment_id
                            where c.payment_link_id = l.id and p.status = 'SUCCEEDED' and coalesce(p.installment_number, 1) = 1),
           total_collected_cents = (select coalesce(sum(p.amount_cents), 0) from payment_link_counted_payments c

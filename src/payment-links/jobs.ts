@@ -14,7 +14,7 @@ export async function enqueuePaymentCount(queues: Queues, paymentId: string): Pr
 /** A batch exists only in Redis until it is applied: its job outlasts a Postgres outage of about half an hour. */
 const VIEW_JOB_ATTEMPTS = 12;
 
-/** Enqueues one batch of page views; its id (the first view's) makes a second enqueue of the same batch a no-op. */
+/** Enqueues one batch of page views; its id (the first record's) makes a second enqueue of the same batch a no-op. */
 export async function enqueueViews(queues: Queues, batch: readonly ViewRecord[]): Promise<void> {
   await queues.get('link-counters').add('views', { views: batch }, { jobId: batch[0]!.id, removeOnComplete: true, attempts: VIEW_JOB_ATTEMPTS });
 }

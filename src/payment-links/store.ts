@@ -148,7 +148,7 @@ export interface SourceTotals {
 export async function analyticsBySource(sql: Sql, o: Owner, linkId: string): Promise<SourceTotals[]> {
   return sql<SourceTotals[]>`
     with v as (
-      select source, count(*)::bigint as views from payment_link_views
+      select source, sum(views)::bigint as views from payment_link_views
       where payment_link_id = ${linkId} and account_id = ${o.accountId} and livemode = ${o.livemode}
       group by source
     ), p as (

@@ -7,23 +7,29 @@ import type { LinkSource } from './schema.ts';
 
 /** How often batches that Redis refused are offered again, for as long as Redis is away. */
 const RETRY_MS = 1000;
-/** Views kept for a Redis that is away (about 100 bytes each); beyond this the oldest are dropped. */
-const MAX_PARKED_VIEWS = 200_000;
+/** View records kept for a Redis that is away (about 100 bytes each); beyond this the oldest are dropped. */
+const MAX_PARKED_RECORDS = 200_000;
+
+/** The page loads the records count. */
+const loadsOf = (batch: readonly ViewRecord[]) => batch.reduce((n, v) => n + (v.views ?? 1), 0);
 
 /**
  * The view counter of the public link pages (the counted views are applied by counters.ts).
- * Page views on their way to the link-counters queue. A page load only appends to a buffer, so
- * it never waits on Redis or Postgres; the buffer leaves as one job per `maxBatch` views or per
- * `maxDelayMs`, whichever comes first. A batch Redis refuses is parked and offered again, in
- * order, every RETRY_MS for as long as the process runs (a Redis outage of any length, up to
- * MAX_PARKED_VIEWS views), always as the same job, so a reply lost after Redis stored it cannot
- * count its views twice.
+ * Page views on their way to the link-counters queue. A page load only adds one to its link and
+ * source's record in a buffer, so it never waits on Redis or Postgres; the buffer leaves as one
+ * job per `maxBatch` records or per `maxDelayMs`, whichever comes first, and each record becomes
+ * one row however many loads it counts (issue 28: a row per load cost Postgres a third of the
+ * page's floor). A batch Redis refuses is parked and offered again, in order, every RETRY_MS for
+ * as long as the process runs (a Redis outage of any length, up to MAX_PARKED_RECORDS records),
+ * always as the same job, so a reply lost after Redis stored it cannot count its views twice.
  */
 export class ViewRecorder {
   private buffer: ViewRecord[] = [];
+  /** The buffer's record of each link and source (`link source`). */
+  private open = new Map<string, ViewRecord>();
   private timer: NodeJS.Timeout | undefined;
   private parked: ViewRecord[][] = [];
-  private parkedViews = 0;
+  private parkedRecords = 0;
   private retryTimer: NodeJS.Timeout | undefined;
   private readonly inflight = new Set<Promise<void>>();
   private closed = false;
@@ -41,16 +47,22 @@ export class ViewRecorder {
     this.maxDelayMs = opts.maxDelayMs ?? 250;
   }
 
-  /** Records one page load and returns the view id. */
-  record(link: string, source: LinkSource): string {
-    const view: ViewRecord = { id: newId('plv'), link, source, at: Date.now() };
+  /** Records one page load. */
+  record(link: string, source: LinkSource): void {
+    const key = `${link} ${source}`;
+    const open = this.open.get(key);
+    if (open) {
+      open.views!++;
+      return;
+    }
+    const view: ViewRecord = { id: newId('plv'), link, source, at: Date.now(), views: 1 };
+    this.open.set(key, view);
     this.buffer.push(view);
     if (this.buffer.length >= this.maxBatch) this.flush();
     else if (!this.timer) {
       this.timer = setTimeout(() => this.flush(), this.maxDelayMs);
       this.timer.unref();
     }
-    return view.id;
   }
 
   flush(): void {
@@ -59,6 +71,7 @@ export class ViewRecorder {
     if (this.buffer.length === 0) return;
     const batch = this.buffer;
     this.buffer = [];
+    this.open.clear();
     // While batches are parked Redis is most likely away: join them rather than fail once more.
     if (this.parked.length > 0 && !this.closed) this.park(batch);
     else this.track(this.send(batch).catch((err: Error) => this.park(batch, err)));
@@ -75,16 +88,16 @@ export class ViewRecorder {
 
   private park(batch: ViewRecord[], err?: Error): void {
     if (this.closed) {
-      this.log.error({ err: err?.message, views: batch.length }, 'page views could not be queued and are not counted');
+      this.log.error({ err: err?.message, views: loadsOf(batch) }, 'page views could not be queued and are not counted');
       return;
     }
-    if (this.parked.length === 0) this.log.warn({ err: err?.message, views: batch.length }, 'queueing page views failed; keeping them until Redis answers');
+    if (this.parked.length === 0) this.log.warn({ err: err?.message, views: loadsOf(batch) }, 'queueing page views failed; keeping them until Redis answers');
     this.parked.push(batch);
-    this.parkedViews += batch.length;
-    while (this.parkedViews > MAX_PARKED_VIEWS && this.parked.length > 1) {
+    this.parkedRecords += batch.length;
+    while (this.parkedRecords > MAX_PARKED_RECORDS && this.parked.length > 1) {
       const dropped = this.parked.shift()!;
-      this.parkedViews -= dropped.length;
-      this.log.error({ views: dropped.length }, 'too many page views waiting for Redis; the oldest are not counted');
+      this.parkedRecords -= dropped.length;
+      this.log.error({ views: loadsOf(dropped) }, 'too many page views waiting for Redis; the oldest are not counted');
     }
     if (!this.retryTimer) {
       this.retryTimer = setTimeout(() => this.track(this.resend()), RETRY_MS);
@@ -98,12 +111,12 @@ export class ViewRecorder {
     const sent = this.parked.length;
     while (this.parked.length > 0) {
       const batch = this.parked.shift()!;
-      this.parkedViews -= batch.length;
+      this.parkedRecords -= batch.length;
       try {
         await this.send(batch);
       } catch (err) {
         this.parked.unshift(batch);
-        this.parkedViews += batch.length;
+        this.parkedRecords += batch.length;
         if (this.closed) return this.dropParked(err as Error);
         this.retryTimer ??= setTimeout(() => this.track(this.resend()), RETRY_MS);
         this.retryTimer.unref();
@@ -114,9 +127,9 @@ export class ViewRecorder {
   }
 
   private dropParked(err: Error): void {
-    this.log.error({ err: err.message, views: this.parkedViews }, 'page views could not be queued and are not counted');
+    this.log.error({ err: err.message, views: this.parked.reduce((n, b) => n + loadsOf(b), 0) }, 'page views could not be queued and are not counted');
     this.parked = [];
-    this.parkedViews = 0;
+    this.parkedRecords = 0;
   }
 
   /** Sends what is buffered or parked and waits for it (one more try each): called on shutdown. */

@@ -36,6 +36,25 @@ describe('link-counters jobs', () => {
     expect(await t.sql`select count(*)::int as n from payment_link_views where payment_link_id = ${link.id}`).toEqual([{ n: 5 }]);
   });
 
+  it('when a views job carries records of several loads each, then each record is one row and its loads are counted once', async () => {
+    const link = await createLink(t, key);
+    const batch: ViewRecord[] = [
+      { id: newId('plv'), link: link.id, source: 'DIRECT', at: Date.now(), views: 40 },
+      { id: newId('plv'), link: link.id, source: 'QR', at: Date.now(), views: 2 },
+    ];
+    expect(await run('views', { views: batch })).toEqual({ added: 42 });
+    expect(await run('views', { views: batch })).toEqual({ added: 0 });
+    expect(await counters(link.id)).toMatchObject({ view_count: 42 });
+    expect(await t.sql`select source, views from payment_link_views where payment_link_id = ${link.id} order by source`).toEqual([
+      { source: 'DIRECT', views: 40 },
+      { source: 'QR', views: 2 },
+    ]);
+    // The repair pass counts the loads of the rows, not the rows.
+    await t.sql`update payment_links set view_count = 0 where id = ${link.id}`;
+    await reconcileCounters(t.sql, 0);
+    expect(await counters(link.id)).toMatchObject({ view_count: 42 });
+  });
+
   it('when the same payment job runs twice, then the payment is counted once', async () => {
     const link = await createLink(t, key);
     const { sessionId } = await payThroughLink(t, link.url);
@@ -62,6 +81,13 @@ describe('batched page views', () => {
         const [ca, cb] = [await counters(a.id), await counters(b.id)];
         return ca.view_count === 7_500 && cb.view_count === 2_500;
       }, 20_000);
+      // One row per link and source of a batch, not per load: the burst was one batch.
+      const rows = await t.sql<{ source: string; views: number }[]>`
+        select source, views from payment_link_views where payment_link_id = ${a.id} order by source`;
+      expect(rows).toEqual([
+        { source: 'DIRECT', views: 2_500 },
+        { source: 'QR', views: 5_000 },
+      ]);
 
       // The same through the page: 1,000 loads, 50 at a time, every one answered.
       const link = await createLink(t, key);
@@ -71,6 +97,8 @@ describe('batched page views', () => {
       }
       expect(statuses.filter((s) => s === 200)).toHaveLength(1000);
       await eventually(async () => (await counters(link.id)).view_count === 1000, 20_000);
+      const [stored] = await t.sql<{ n: number }[]>`select count(*)::int as n from payment_link_views where payment_link_id = ${link.id}`;
+      expect(stored!.n).toBeLessThan(100);
     } finally {
       await workers.close();
     }
