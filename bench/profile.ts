@@ -6,7 +6,7 @@
 // `npm run bench -- profile`; BENCH_PROFILE_CUSTOMERS seeded (default 20,000); BENCH_PROFILE_ONLY=<regex> profiles
 // only the endpoints whose name matches and prints their tables instead; BENCH_PROFILE_FLOOR=express or
 // http profiles that floor (bench/floors.ts) on the same endpoints instead of the service.
-import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { newId } from '../src/lib/ids.ts';
 import { startFloor } from './floors.ts';
@@ -72,6 +72,8 @@ function summarise(file: string, requests: number, window: { from: number; to: n
   return { busyUs: per(busy), buckets: top(buckets, 12), functions: top(fns, 12) };
 }
 
+const PROFILE_LINK = { amount: 2500, currency: 'usd', name: 'Profile', slug: 'profile-page' };
+
 export async function run(settings: BenchSettings): Promise<void> {
   const customers = Number(process.env.BENCH_PROFILE_CUSTOMERS ?? 20_000);
   const db = await freshDatabase('profile');
@@ -98,26 +100,36 @@ export async function run(settings: BenchSettings): Promise<void> {
   const floor = process.env.BENCH_PROFILE_FLOOR as 'express' | 'http' | undefined;
   if (floor && floor !== 'express' && floor !== 'http') throw new Error('BENCH_PROFILE_FLOOR: express or http');
   const sections: string[] = [];
+  let linkMade = false;
+  /** Makes the profiled link on a service of its own and writes its page to `file`. */
+  const captureLinkPage = async (databaseUrl: string, apiKey: string, file: string): Promise<string> => {
+    const svc = await startService({ suite: 'profile', databaseUrl });
+    try {
+      if (!linkMade) await api(svc.url, apiKey, 'POST', '/v1/payment-links', PROFILE_LINK);
+      linkMade = true;
+      writeFileSync(file, await (await fetch(`${svc.url}/l/profile-page`)).text());
+      return file;
+    } finally {
+      await svc.stop();
+    }
+  };
   try {
     for (const [i, e] of endpoints.entries()) {
       if (only && !only.test(e.name)) continue;
-      // A floor serves the link page the service rendered, captured by bench/floors.ts: not profiled here.
-      if (floor && e.name.includes('/l/') && !process.env.HACK_PAGE) {
-        sections.push(`#### ${e.name}\n\nNot profiled on a floor: the floors serve a page captured from the service (bench/floors.ts).`);
-        continue;
-      }
       const out = path.join(dir, String(i));
       mkdirSync(out);
       say(`profile: ${e.name}${floor ? ` on the ${floor} floor` : ''}`);
       const prof = ['--cpu-prof', `--cpu-prof-dir=${out}`];
       // The floor's sessions carry a checkout URL as long as the service's (http://localhost:<port>/checkout).
-      if (floor && process.env.HACK_PAGE && i === 2) { const s0 = await startService({ suite: 'profile', databaseUrl: db.url }); await api(s0.url, key, 'POST', '/v1/payment-links', { amount: 2500, currency: 'usd', name: 'Profile', slug: 'profile-page' }); await s0.stop(); }
-      const svc = floor ? await startFloor(floor, db.url, 'http://localhost:40000/checkout', process.env.HACK_PAGE ?? '', prof) : await startService({ suite: 'profile', databaseUrl: db.url, nodeArgs: prof });
+      // A floor serves the link page the service rendered (as in bench/floors.ts): captured first.
+      const page = floor && e.name.includes('/l/') ? await captureLinkPage(db.url, key, path.join(out, 'link-page.html')) : '';
+      const svc = floor ? await startFloor(floor, db.url, 'http://localhost:40000/checkout', page, prof) : await startService({ suite: 'profile', databaseUrl: db.url, nodeArgs: prof });
       let requests = 0;
       let t0 = 0;
       let t1 = 0;
       try {
-        if (i === 0 && !floor) await api(svc.url, key, 'POST', '/v1/payment-links', { amount: 2500, currency: 'usd', name: 'Profile', slug: 'profile-page' });
+        if (!floor && !linkMade) await api(svc.url, key, 'POST', '/v1/payment-links', PROFILE_LINK);
+        linkMade = true;
         await load({ url: svc.url, ...e.spec, warmupSeconds: 0 }, { ...settings, seconds: 2 }); // warm-up, not profiled
         t0 = monoUs();
         const r = await load({ url: svc.url, ...e.spec, warmupSeconds: 0 }, settings);
