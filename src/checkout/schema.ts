@@ -1,16 +1,7 @@
 import { z } from 'zod';
 import { currencySchema, MAX_AMOUNT } from '../lib/currency.ts';
 import { customerFilter, listQuerySchema } from '../lib/pagination.ts';
-import { metadataSchema, text, unixSeconds } from '../lib/validate.ts';
-
-const isHttpUrl = (v: string) => {
-  try {
-    const u = new URL(v);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '';
-  } catch {
-    return false;
-  }
-};
+import { isHttpUrl, metadataSchema, text, unixSeconds } from '../lib/validate.ts';
 
 const httpUrl = text(2048).refine(isHttpUrl, 'must be an absolute http or https URL');
 const email = text(254).pipe(z.email('must be a valid email address'));

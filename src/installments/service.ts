@@ -7,7 +7,7 @@ import { withTx, type Tx } from '../db/tx.ts';
 import { ApiError, invalidParam, resourceMissing } from '../lib/errors.ts';
 import { schedule, type PlanChoice } from '../lib/installments.ts';
 import { ownerOf, type Owner } from '../lib/owner.ts';
-import { mergeMetadata } from '../lib/validate.ts';
+import { isHttpUrl, mergeMetadata } from '../lib/validate.ts';
 import type { PaymentRow } from '../payments/store.ts';
 import { processorFor } from '../processor/select.ts';
 import type { Services } from '../services.ts';
@@ -151,14 +151,6 @@ export async function cancelPlan(s: Services, o: Owner, id: string, log: Logger)
   });
 }
 
-const isHttpUrl = (v: string) => {
-  try {
-    const u = new URL(v);
-    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname !== '' && v.length <= 2048;
-  } catch {
-    return false;
-  }
-};
 
 /**
  * The customer replaces the card of an ACTIVE plan (issue 16, point 7: the portal's button calls
@@ -174,7 +166,7 @@ export async function startCardUpdate(s: Services, owner: Owner, planId: string,
   const plan = await store.findPlan(s.sql, owner, planId);
   if (!plan) throw resourceMissing('installment_plan', planId);
   if (plan.status !== 'ACTIVE') throw new ApiError('resource_invalid_state', `Only the card of an ACTIVE installment plan can be replaced; this one is ${plan.status}.`);
-  if (!isHttpUrl(returnUrl)) throw invalidParam('return_url', 'return_url must be an absolute http or https URL of at most 2048 characters.');
+  if (returnUrl.length > 2048 || !isHttpUrl(returnUrl)) throw invalidParam('return_url', 'return_url must be an absolute http or https URL of at most 2048 characters.');
   const processor = processorFor(s, plan.livemode);
   if (!processor) throw new ApiError('processor_unavailable', 'This merchant cannot take live payments: no live processor is configured.');
   if (processor.collectsCard !== 'server') {

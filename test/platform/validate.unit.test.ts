@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import {
   findBadText,
   findTooDeep,
+  isHttpUrl,
   mergeMetadata,
   metadataOnCreate,
   metadataSchema,
@@ -22,6 +23,23 @@ const nested = (depth: number): unknown => {
 };
 
 describe('validation helpers', () => {
+  it('when a URL is checked, again or once too long to keep, then the answer is the same as the first', () => {
+    const cases: Array<[string, boolean]> = [
+      ['https://merchant.example/thanks?order=1', true],
+      ['http://localhost:3000/done', true],
+      ['ftp://merchant.example/x', false],
+      ['javascript:alert(1)', false],
+      ['/relative/path', false],
+      ['https://', false],
+      ['not a url', false],
+      [`https://merchant.example/${'a'.repeat(5000)}`, true],
+    ];
+    for (let round = 0; round < 3; round++) for (const [url, ok] of cases) expect(isHttpUrl(url), url.slice(0, 40)).toBe(ok);
+    // More URLs than are kept: the first ones are answered again, the same.
+    for (let i = 0; i < 1_500; i++) expect(isHttpUrl(`https://m${i}.example/`)).toBe(true);
+    for (const [url, ok] of cases) expect(isHttpUrl(url)).toBe(ok);
+  });
+
   it('when a nested path is named, then it reads the way Stripe names parameters', () => {
     expect(paramName(['line_items', 0, 'amount'])).toBe('line_items[0][amount]');
     expect(paramName(['email'])).toBe('email');
