@@ -36,10 +36,19 @@ export class ScheduleKeeper {
     this.checkMs = Math.max(MIN_CHECK_MS, shortest);
   }
 
-  /** Upserts every schedule (an interval changed in the settings applies now), then keeps checking. */
+  /**
+   * Upserts every schedule (an interval changed in the settings applies now), then keeps checking.
+   * A Redis that is away or slow at start (a command past the shared connection's 1 s timeout)
+   * does not stop the process: the checks create what is missing once it answers.
+   */
   async start(): Promise<void> {
-    for (const sch of this.schedules) await this.upsert(sch);
     if (this.schedules.length === 0) return;
+    try {
+      for (const sch of this.schedules) await this.upsert(sch);
+    } catch (err) {
+      this.s.log.warn({ err: (err as Error).message, everyMs: this.checkMs }, 'creating job schedules failed at start; retrying every interval');
+      this.failing = true;
+    }
     this.timer = setInterval(() => {
       // One check at a time (a slow Redis): a tick that finds one still running is skipped.
       this.running ??= this.check()
