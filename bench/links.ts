@@ -67,7 +67,8 @@ export async function run(settings: BenchSettings): Promise<void> {
       }
       await new Promise((res) => setTimeout(res, 10));
     }
-    const [rows] = await db.sql<{ n: number }[]>`select coalesce(sum(views), 0)::int as n from payment_link_views where payment_link_id = ${link.id}`;
+    const [rows] = await db.sql<{ n: number; records: number }[]>`
+      select coalesce(sum(views), 0)::int as n, count(*)::int as records from payment_link_views where payment_link_id = ${link.id}`;
     const exact = seen === expected && rows!.n === expected;
     say(`links: ${fmtNum(rps)} views/s, view_count ${fmtNum(seen)} of ${fmtNum(expected)} after ${convergedMs} ms`);
 
@@ -89,14 +90,16 @@ ${table(
     ['Latency p50 / p99', `${fmtMs(r.latency.p50)} / ${fmtMs(r.latency.p99)}`, '', ''],
     ['Service CPU per page view', `${fmtNum(cpuUs)} µs`, '', ''],
     ['Page loads answered 2xx, of those sent', `${fmtNum(ok)} of ${fmtNum(expected)}`, 'all', verdict(ok === expected && r.errors + r.timeouts === 0)],
-    ['view_count and view rows once settled', `${fmtNum(seen)} / ${fmtNum(rows!.n)}`, 'equal to the loads', verdict(exact)],
+    ['view_count and the views of its rows once settled', `${fmtNum(seen)} / ${fmtNum(rows!.n)}`, 'equal to the loads', verdict(exact)],
+    ['View rows written (one per link, source and batch)', fmtNum(rows!.records), '', ''],
     ['Time from the end of the load until view_count is exact', Number.isNaN(convergedMs) ? 'not within 120 s' : `${fmtNum(convergedMs)} ms`, `≤ ${CONVERGE_TARGET_MS} ms`, verdict(convergedMs <= CONVERGE_TARGET_MS)],
   ],
 )}
 
-A page load appends its view to an in-process buffer and answers; the buffer leaves as one
-\`link-counters\` job per 500 views or 250 ms, and the worker inserts each batch with \`unnest\` and
-adds only the rows it inserted to \`view_count\`.
+A page load adds one to its link and source's record in an in-process buffer and answers; the
+buffer leaves as one \`link-counters\` job per 500 records or 250 ms, and the worker inserts one row
+per record (its \`views\` the loads it counts) with \`unnest\` and adds only the views of the rows it
+inserted to \`view_count\`.
 
 Reproduce: \`BENCH_SECONDS=${settings.seconds} npm run bench -- links\`.`,
     );

@@ -151,7 +151,6 @@ export async function cancelPlan(s: Services, o: Owner, id: string, log: Logger)
   });
 }
 
-
 /**
  * The customer replaces the card of an ACTIVE plan (issue 16, point 7: the portal's button calls
  * this). Opens a setup session of the hosted checkout for the plan's customer: it collects a new
