@@ -1,0 +1,30 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { describe, expect, it } from 'vitest';
+
+// patches/sonic-boom+4.2.1.patch: the destination of the service's logger (pino.destination, a
+// SonicBoom) keeps the byte length of its last buffer instead of measuring it again for every
+// line (Buffer.byteLength of a string built by appends copies the whole buffer, issue 28).
+describe('the log destination (sonic-boom, patched)', () => {
+  it('when lines of one- and many-byte characters are written faster than they leave, then the file holds each once, in order', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'sonic-')), 'out.log');
+    // As the service's logger (minLength 4096), with a small maxWrite so that buffers fill and a new one starts often.
+    const dest = pino.destination({ dest: file, sync: false, minLength: 512, maxWrite: 1024 });
+    await new Promise((r) => dest.once('ready', r));
+    expect(dest.write.toString()).toContain('_lastBufLen'); // the patch is applied (postinstall)
+    const lines: string[] = [];
+    for (let i = 0; i < 5_000; i++) {
+      const line = `{"n":${i},"text":"${'é'.repeat(i % 7)}${'☕'.repeat(i % 3)}${'x'.repeat(i % 300)}"}\n`;
+      lines.push(line);
+      dest.write(line);
+      if (i % 50 === 0) await new Promise((r) => setImmediate(r));
+    }
+    dest.flushSync();
+    const closed = new Promise((r) => dest.once('close', r));
+    dest.end();
+    await closed;
+    expect(readFileSync(file, 'utf8')).toBe(lines.join(''));
+  });
+});
