@@ -1,3 +1,7 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Router, type RequestHandler } from 'express';
 import basicAuth from 'express-basic-auth';
 import { ApiError } from '../lib/errors.ts';
@@ -22,6 +26,30 @@ function boardGuard(user: string, password: string): RequestHandler {
   });
 }
 
+/** Bull Board's own page links the IBM Plex fonts from Google Fonts; the board falls back to the system's sans-serif. */
+const EXTERNAL_FONTS = /^\s*<link href="https:\/\/fonts\.googleapis\.com\/[^"]*" rel="stylesheet">\r?\n/m;
+
+/**
+ * The views directory of the board: Bull Board's page template (of the installed version, so its
+ * asset names match) without its one external asset, written once into a temporary directory.
+ * The operator's browser then loads nothing from outside the service. A template that no longer
+ * has that link is used as it is; null (the package's own page) when the copy cannot be written.
+ */
+async function boardViews(log: Services['log']): Promise<string | null> {
+  // The copy @bull-board/api serves the board's assets from (createBullBoard's uiBasePath).
+  const api = createRequire(import.meta.url).resolve('@bull-board/api');
+  const ui = path.dirname(createRequire(api).resolve('@bull-board/ui/package.json'));
+  try {
+    const template = await readFile(path.join(ui, 'dist', 'index.ejs'), 'utf8');
+    const dir = await mkdtemp(path.join(tmpdir(), 'bull-board-views-'));
+    await writeFile(path.join(dir, 'index.ejs'), template.replace(EXTERNAL_FONTS, ''));
+    return dir;
+  } catch (err) {
+    log.warn({ err }, 'Bull Board: its page without the external fonts could not be written; serving its own');
+    return null;
+  }
+}
+
 /** Bull Board's router over every queue of the service. */
 async function boardRouter(s: Services): Promise<RequestHandler> {
   const [{ createBullBoard }, { BullMQAdapter }, { ExpressAdapter }] = await Promise.all([
@@ -32,6 +60,8 @@ async function boardRouter(s: Services): Promise<RequestHandler> {
   const adapter = new ExpressAdapter();
   adapter.setBasePath(ADMIN_QUEUES_PATH);
   createBullBoard({ queues: s.queues.all().map((q) => new BullMQAdapter(q)), serverAdapter: adapter as never }); // @bull-board/express pins its own copy of @bull-board/api's types
+  const views = await boardViews(s.log);
+  if (views) adapter.setViewsPath(views); // after createBullBoard, which sets the package's own
   return adapter.getRouter() as RequestHandler;
 }
 

@@ -29,4 +29,17 @@ describe('the Bull Board guard', () => {
     expect(res.status).toBe(200);
     expect(res.body.queues.map((q: { name: string }) => q.name)).toContain('link-counters');
   });
+
+  it('when the board page is served, then it links no asset outside the service (its fonts fall back), and its own assets load', async () => {
+    const headers = basic('ops', 'board-sécret');
+    const page = await t.request('GET', '/admin/queues', { headers });
+    expect(page.status).toBe(200);
+    const html = String(page.body);
+    expect(html).toContain('<div id="root">');
+    expect(html).not.toMatch(/(href|src)="https?:\/\//);
+    // The page's scripts and stylesheet, by the names the installed version gives them.
+    const assets = [...html.matchAll(/(?:href|src)="(static\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(assets.length).toBeGreaterThanOrEqual(2);
+    for (const a of assets) expect((await t.request('GET', `/admin/queues/${a}`, { headers })).status, a).toBe(200);
+  });
 });
