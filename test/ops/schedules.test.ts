@@ -37,13 +37,15 @@ describe('job schedules, looked at', () => {
     const fast = { queue: 'reconcile' as const, id: 'keeper-fast', everyMs: 1000, name: 'keeper-fast' };
     const slow = { queue: 'maintenance' as const, id: 'keeper-slow', everyMs: 3_600_000, name: 'keeper-slow' };
     const looked: Record<string, number> = {};
+    const restore: Array<() => void> = [];
     for (const queue of ['reconcile', 'maintenance'] as const) {
       const q = t.s.queues.get(queue);
-      const original = q.getJobScheduler.bind(q);
+      const original = q.getJobScheduler;
       q.getJobScheduler = ((id: string) => {
         looked[id] = (looked[id] ?? 0) + 1;
-        return original(id);
+        return original.call(q, id);
       }) as typeof q.getJobScheduler;
+      restore.push(() => (q.getJobScheduler = original));
     }
     const keeper = new ScheduleKeeper(t.s, [slow, fast]);
     await keeper.start();
@@ -62,6 +64,7 @@ describe('job schedules, looked at', () => {
       expect(missing).toEqual(expect.arrayContaining([fast.id, slow.id]));
     } finally {
       keeper.stop();
+      for (const r of restore) r();
     }
   });
 });
