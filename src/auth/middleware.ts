@@ -2,6 +2,7 @@ import type { Request, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { AuditActor } from '../audit/store.ts';
 import type { Sql } from '../db/sql.ts';
+import { setBounded } from '../lib/bounded.ts';
 import { ApiError } from '../lib/errors.ts';
 import { findKey, KEY_PATTERN, type KeyMatch } from './keys.ts';
 import { checkScope } from './scopes.ts';
@@ -50,10 +51,9 @@ export function authenticate(sql: Sql, ttlMs: number, log?: Logger): RequestHand
   async function lookup(key: string): Promise<Cached> {
     const now = Date.now();
     const match = await findKey(sql, key);
-    if (cache.size >= MAX_CACHED) cache.delete(cache.keys().next().value!);
     const until = match?.expiresAt ? Math.min(now + ttlMs, match.expiresAt.getTime()) : now + ttlMs;
     const entry = { match, expires: until, caller: match ? { keyId: match.keyId, label: `${key.slice(0, 8)}…${key.slice(-4)}` } : null };
-    cache.set(key, entry);
+    setBounded(cache, MAX_CACHED, key, entry);
     return entry;
   }
 
@@ -61,8 +61,7 @@ export function authenticate(sql: Sql, ttlMs: number, log?: Logger): RequestHand
   function touch(keyId: string, now: number): void {
     const last = touched.get(keyId);
     if (last !== undefined && now - last < TOUCH_EVERY_MS) return;
-    if (touched.size >= MAX_CACHED) touched.delete(touched.keys().next().value!);
-    touched.set(keyId, now);
+    setBounded(touched, MAX_CACHED, keyId, now);
     touchKey(sql, keyId).catch((err: unknown) => log?.warn({ err, keyId }, 'could not record api key use'));
   }
 

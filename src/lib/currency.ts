@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { setBounded } from './bounded.ts';
 
 /**
  * Active ISO 4217 currency codes with their minor units (the exponent of the smallest unit).
@@ -61,8 +62,7 @@ export function formatAmount(amount: number, currency: string, locale = 'en-US')
   let text = f.done.get(amount);
   if (text === undefined) {
     text = f.format.format(amount / 10 ** digits);
-    if (f.done.size >= MAX_FORMATTED) f.done.delete(f.done.keys().next().value!);
-    f.done.set(amount, text);
+    setBounded(f.done, MAX_FORMATTED, amount, text);
   }
   return text;
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { setBounded } from './bounded.ts';
 import { ApiError, resourceMissing } from './errors.ts';
 import { isId, type IdPrefix } from './ids.ts';
 
@@ -200,9 +201,7 @@ export function isHttpUrl(v: string): boolean {
   } catch {
     ok = false;
   }
-  if (v.length > MAX_KEPT_URL_LENGTH) return ok;
-  if (httpUrls.size >= MAX_HTTP_URLS) httpUrls.delete(httpUrls.keys().next().value!);
-  httpUrls.set(v, ok);
+  if (v.length <= MAX_KEPT_URL_LENGTH) setBounded(httpUrls, MAX_HTTP_URLS, v, ok);
   return ok;
 }
 

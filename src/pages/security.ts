@@ -3,6 +3,7 @@ import { parseCookie, stringifySetCookie } from 'cookie';
 import helmet from 'helmet';
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { Db, Sql } from '../db/sql.ts';
+import { setBounded } from '../lib/bounded.ts';
 import { isDatabaseUnavailable } from '../lib/dependencies.ts';
 import { randomView } from '../lib/random.ts';
 import { brandCssHash, messagePage, PAGE_CSS_HASH, type PageBrand } from './layout.ts';
@@ -73,8 +74,7 @@ function originOf(url: string): string | null {
   } catch {
     origin = null;
   }
-  if (origins.size >= MAX_ORIGINS) origins.delete(origins.keys().next().value!);
-  origins.set(url, origin);
+  setBounded(origins, MAX_ORIGINS, url, origin);
   return origin;
 }
 
