@@ -19,9 +19,10 @@ const loadsOf = (batch: readonly ViewRecord[]) => batch.reduce((n, v) => n + (v.
  * source's record in a buffer, so it never waits on Redis or Postgres; the buffer leaves as one
  * job per `maxBatch` records or per `maxDelayMs`, whichever comes first, and each record becomes
  * one row however many loads it counts (issue 28: a row per load cost Postgres about 30 µs a page
- * more than the link page's floors). A batch Redis refuses is parked and offered again, in order, every RETRY_MS for
- * as long as the process runs (a Redis outage of any length, up to MAX_PARKED_RECORDS records),
- * always as the same job, so a reply lost after Redis stored it cannot count its views twice.
+ * more than the link page's floors). A batch Redis refuses is parked and offered again, in order,
+ * every RETRY_MS for as long as the process runs (a Redis outage of any length, up to
+ * MAX_PARKED_RECORDS records), always as the same job, so a reply lost after Redis stored it
+ * cannot count its views twice.
  */
 export class ViewRecorder {
   private buffer: ViewRecord[] = [];
@@ -127,7 +128,7 @@ export class ViewRecorder {
   }
 
   private dropParked(err: Error): void {
-    this.log.error({ err: err.message, views: this.parked.reduce((n, b) => n + loadsOf(b), 0) }, 'page views could not be queued and are not counted');
+    this.log.error({ err: err.message, views: loadsOf(this.parked.flat()) }, 'page views could not be queued and are not counted');
     this.parked = [];
     this.parkedRecords = 0;
   }
