@@ -101,12 +101,17 @@ export async function run(settings: BenchSettings): Promise<void> {
   if (floor && floor !== 'express' && floor !== 'http') throw new Error('BENCH_PROFILE_FLOOR: express or http');
   const sections: string[] = [];
   let linkMade = false;
+  /** Makes the profiled link once, through the service at `url`. */
+  const ensureLink = async (url: string) => {
+    if (linkMade) return;
+    await api(url, key, 'POST', '/v1/payment-links', PROFILE_LINK);
+    linkMade = true;
+  };
   /** Makes the profiled link on a service of its own and writes its page to `file`. */
-  const captureLinkPage = async (databaseUrl: string, apiKey: string, file: string): Promise<string> => {
+  const captureLinkPage = async (databaseUrl: string, file: string): Promise<string> => {
     const svc = await startService({ suite: 'profile', databaseUrl });
     try {
-      if (!linkMade) await api(svc.url, apiKey, 'POST', '/v1/payment-links', PROFILE_LINK);
-      linkMade = true;
+      await ensureLink(svc.url);
       writeFileSync(file, await (await fetch(`${svc.url}/l/profile-page`)).text());
       return file;
     } finally {
@@ -122,14 +127,13 @@ export async function run(settings: BenchSettings): Promise<void> {
       const prof = ['--cpu-prof', `--cpu-prof-dir=${out}`];
       // The floor's sessions carry a checkout URL as long as the service's (http://localhost:<port>/checkout).
       // A floor serves the link page the service rendered (as in bench/floors.ts): captured first.
-      const page = floor && e.name.includes('/l/') ? await captureLinkPage(db.url, key, path.join(out, 'link-page.html')) : '';
+      const page = floor && e.name.includes('/l/') ? await captureLinkPage(db.url, path.join(out, 'link-page.html')) : '';
       const svc = floor ? await startFloor(floor, db.url, 'http://localhost:40000/checkout', page, prof) : await startService({ suite: 'profile', databaseUrl: db.url, nodeArgs: prof });
       let requests = 0;
       let t0 = 0;
       let t1 = 0;
       try {
-        if (!floor && !linkMade) await api(svc.url, key, 'POST', '/v1/payment-links', PROFILE_LINK);
-        linkMade = true;
+        if (!floor) await ensureLink(svc.url);
         await load({ url: svc.url, ...e.spec, warmupSeconds: 0 }, { ...settings, seconds: 2 }); // warm-up, not profiled
         t0 = monoUs();
         const r = await load({ url: svc.url, ...e.spec, warmupSeconds: 0 }, settings);
