@@ -36,6 +36,29 @@ export const REDACT_PATHS = [
   'headers["stripe-signature"]',
 ];
 
+/** The second whose ISO text `isoTime` holds, in ms since the epoch, and that text up to its dot. */
+let heldSecond = Number.NaN;
+let heldPrefix = '';
+
+/**
+ * pino's `stdTimeFunctions.isoTime`, the same bytes (`,"time":"2026-11-28T00:20:13.042Z"`), with
+ * the date's text made once a second: only the milliseconds are written per line (issue 28: the
+ * `Date` and its `toISOString` were 3 µs of every request's access line). A time before 1970 or
+ * past the four-digit years is written by `toISOString`, as pino does.
+ */
+export function isoTime(now: number = Date.now()): string {
+  const ms = now % 1000;
+  if (ms < 0) return `,"time":"${new Date(now).toISOString()}"`; // before 1970
+  const second = now - ms;
+  if (second !== heldSecond) {
+    const text = new Date(now).toISOString();
+    if (text.length !== 24) return `,"time":"${text}"`;
+    heldSecond = second;
+    heldPrefix = `,"time":"${text.slice(0, 20)}`;
+  }
+  return `${heldPrefix}${ms < 10 ? '00' : ms < 100 ? '0' : ''}${ms}Z"`;
+}
+
 /**
  * The service's logger. Without `destination`, stdout, written asynchronously (logging stays off the
  * request's hot path): with `flushMs`, in blocks of up to 4 KB at least every `flushMs` (LOG_FLUSH_MS),
@@ -47,7 +70,7 @@ export function createLogger(level: string, destination?: pino.DestinationStream
       level,
       base: { pid: process.pid },
       redact: { paths: REDACT_PATHS, censor: '[redacted]' },
-      timestamp: pino.stdTimeFunctions.isoTime,
+      timestamp: isoTime,
     },
     destination ?? pino.destination(flushMs > 0 ? { sync: false, minLength: 4096, periodicFlush: flushMs } : { sync: false }),
   );

@@ -97,11 +97,47 @@ function mayAnswer(r: Array<string | null>, key: string[]): boolean {
   return true;
 }
 
+/**
+ * Middleware functions mounted one after another at one path, run as one layer (issue 28: each
+ * layer of a prefix cuts the prefix off the URL and puts it back, and its `next` allocates, so
+ * /v1's key check, body reader and Idempotency-Key layer cost three such steps before every
+ * route). Each sees what it saw as a layer of its own: the same req.url and req.baseUrl (the
+ * prefix is cut once for all), its error or rejected promise passed on as express passes it (the
+ * middleware after it are not error handlers, so express would pass over them), `next('route')`
+ * going on to the next one as express does for middleware, `next('router')` leaving the router.
+ * Error handlers (four arguments) and routers stay layers of their own.
+ */
+function inTurn(handles: readonly RequestHandler[]): RequestHandler {
+  return (req, res, next) => {
+    let i = 0;
+    const step = (err?: unknown): void => {
+      if (err !== undefined && err !== null && err !== 'route') return next(err);
+      const h = handles[i++];
+      if (h === undefined) return next();
+      try {
+        const ret: unknown = h(req, res, step);
+        if (ret instanceof Promise) ret.then(undefined, (e: unknown) => step(e ?? new Error('Rejected promise')));
+      } catch (e) {
+        step(e);
+      }
+    };
+    step();
+  };
+}
+
+/** A middleware function that can run in turn with its neighbours (inTurn): not an error handler, not a router. */
+const plainMiddleware = (e: Entry): e is Extract<Entry, { kind: 'use' }> => e.kind === 'use' && !isRouter(e.handle) && e.handle.length < 4;
+
 function routerOf(entries: Entry[]): Router {
   const r = Router();
-  for (const e of entries) {
+  for (let i = 0; i < entries.length; i++) {
+    const e = entries[i]!;
     if (e.kind === 'use') {
-      r.use(e.path, e.handle);
+      let end = i + 1;
+      if (plainMiddleware(e)) while (end < entries.length && plainMiddleware(entries[end]!) && entries[end]!.path === e.path) end++;
+      const group = entries.slice(i, end) as Array<Extract<Entry, { kind: 'use' }>>;
+      r.use(e.path, group.length === 1 ? e.handle : inTurn(group.map((g) => g.handle)));
+      i = end - 1;
       continue;
     }
     const route = r.route(e.path) as unknown as Record<string, (h: unknown) => void>;

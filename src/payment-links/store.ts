@@ -104,10 +104,15 @@ export async function listLinks(
     ${k.order} limit ${k.limit}`;
 }
 
-/** The link behind a public URL segment: an id, or a slug (unique in the whole deployment). */
+/**
+ * The link behind a public URL segment: an id, or a slug (unique in the whole deployment). Each
+ * statement written whole, as withPath's: every page load runs one, and a fragment is a query
+ * object of its own, built and stringified again on every call.
+ */
 export async function findPublicLink(sql: Sql, key: string): Promise<PaymentLinkRow | undefined> {
-  const [row] = await sql<PaymentLinkRow[]>`
-    select ${withPath(sql)} from payment_links where ${isId('pl', key) ? sql`id = ${key}` : sql`slug = ${key}`}`;
+  const [row] = isId('pl', key)
+    ? await sql<PaymentLinkRow[]>`select *, coalesce(slug, id) as path from payment_links where id = ${key}`
+    : await sql<PaymentLinkRow[]>`select *, coalesce(slug, id) as path from payment_links where slug = ${key}`;
   return row;
 }
 

@@ -1,6 +1,6 @@
 import pino from 'pino';
-import { describe, expect, it } from 'vitest';
-import { createLogger, infoLineWriter } from '../../src/lib/logger.ts';
+import { describe, expect, it, vi } from 'vitest';
+import { createLogger, infoLineWriter, isoTime } from '../../src/lib/logger.ts';
 
 // The access line is written by hand (infoLineWriter) with the bytes pino writes for the same
 // fields: each case is logged both ways and compared, the clock being the one difference.
@@ -54,5 +54,41 @@ describe('the access line written by hand', () => {
     expect(infoLineWriter(pino({ messageKey: 'message' }, dest), NAMES)).toBeNull();
     expect(infoLineWriter(pino({ serializers: { path: (p: string) => p } }, dest), NAMES)).toBeNull();
     expect(infoLineWriter(pino({}, dest), NAMES)).not.toBeNull();
+  });
+});
+
+describe("the log lines' time", () => {
+  /** pino's own isoTime at `now`. */
+  const pinoAt = (now: number) => {
+    const clock = vi.spyOn(Date, 'now').mockReturnValue(now);
+    try {
+      return pino.stdTimeFunctions.isoTime();
+    } finally {
+      clock.mockRestore();
+    }
+  };
+
+  it('when times run millisecond by millisecond across seconds, days and a year, or jump about, then each is what pino writes', () => {
+    const newYear = Date.UTC(2027, 0, 1);
+    const times: number[] = [0, 1, 999, 1000, 1001, -1, -999, -1000, -1001, 8.64e15, -8.64e15, 253402300799999, 253402300800000, -62167219200001];
+    for (let t = newYear - 2_500; t < newYear + 2_500; t++) times.push(t);
+    let seed = 28;
+    for (let i = 0; i < 5_000; i++) {
+      seed = (seed * 1_664_525 + 1_013_904_223) >>> 0;
+      times.push(Math.floor((seed / 2 ** 32) * 4e12));
+    }
+    for (const t of times) expect(isoTime(t), String(t)).toBe(pinoAt(t));
+    // Backwards too (a clock set back): the held second is replaced, not trusted.
+    for (const t of times.reverse()) expect(isoTime(t), String(t)).toBe(pinoAt(t));
+  });
+
+  it("when the service's logger writes a line, then its time is the clock's", () => {
+    const { lines, dest } = { lines: [] as string[], dest: { write: (line: string) => void lines.push(line) } };
+    const before = Date.now();
+    createLogger('info', dest).info('hello');
+    const after = Date.now();
+    const time = Date.parse((JSON.parse(lines[0]!) as { time: string }).time);
+    expect(time).toBeGreaterThanOrEqual(before);
+    expect(time).toBeLessThanOrEqual(after);
   });
 });

@@ -34,6 +34,28 @@ function mounts(templates: () => Templates): Mount[] {
   v1.use('/', Router().get('/openapi.json', answer('openapi')));
   v1.use((req, res, next) => (req.get('x-key') === 'k' ? trail(`auth ${req.path}`)(req, res, next) : void res.status(401).json({ error: 'key' })));
   v1.use(trail('body'));
+  // Faults of a middleware that runs in turn with the two before it (their layers are one in the table).
+  v1.use((req: Request, res: Response, next: NextFunction) => {
+    res.locals.trail = [...((res.locals.trail as string[] | undefined) ?? []), `faults ${req.baseUrl} ${req.url}`];
+    switch (req.get('x-fault')) {
+      case 'throw':
+        throw new Error('thrown');
+      case 'next':
+        return next(new Error('passed'));
+      case 'reject':
+        return Promise.reject(new Error('rejected'));
+      case 'reject-empty':
+        return Promise.reject(); // eslint-disable-line @typescript-eslint/prefer-promise-reject-errors
+      case 'route':
+        return next('route');
+      case 'router':
+        return next('router');
+      case 'later':
+        return void setTimeout(next, 1);
+      default:
+        return next();
+    }
+  });
   const keys = Router();
   keys.use((req, _res, next) => (req.method === 'POST' && req.get('idempotency-key') ? next(new Error('no idempotency here')) : next()));
   keys.get('/', answer('keys-list')).post('/', answer('keys-create'));
@@ -136,7 +158,7 @@ describe('routeTable', () => {
 
   it('when a route answers, then it is the same handler with the same params, middleware on the way and route template', async () => {
     const a = await same('GET', '/v1/Customers/cus_1?expand=x');
-    expect(JSON.parse(a.body)).toEqual({ at: 'customer', params: { id: 'cus_1' }, trail: ['auth /Customers/cus_1', 'body', 'idempotency'], template: '/v1/customers/:id' });
+    expect(JSON.parse(a.body)).toEqual({ at: 'customer', params: { id: 'cus_1' }, trail: ['auth /Customers/cus_1', 'body', 'faults /v1 /Customers/cus_1?expand=x', 'idempotency'], template: '/v1/customers/:id' });
     const b = await same('GET', '/v1/customers/pass');
     expect(JSON.parse(b.body)).toMatchObject({ at: 'customers-second', params: { other: 'pass' }, template: '/v1/customers/:other' });
     const c = await same('POST', '/v1/api-keys', { 'x-key': 'k', 'idempotency-key': 'x' });
@@ -145,6 +167,16 @@ describe('routeTable', () => {
     expect(JSON.parse(d.body)).toMatchObject({ at: 'healthz', template: '/healthz' });
     const e = await same('OPTIONS', '/v1/customers/cus_1');
     expect(e.allow).toBeDefined();
+  });
+
+  it('when a middleware run in turn with others throws, passes an error, rejects, skips or leaves the router, then both apps answer the same', async () => {
+    const paths = ['/v1/customers', '/v1/customers/cus_1', '/v1/api-keys', '/v1/customers/cus_1/portal-sessions', '/v1/unknown', '/v1/openapi.json'];
+    for (const fault of ['throw', 'next', 'reject', 'reject-empty', 'route', 'router', 'later', 'none']) {
+      for (const path of paths) for (const method of ['GET', 'POST', 'DELETE']) await same(method, path, { 'x-key': 'k', 'x-fault': fault });
+    }
+    expect(JSON.parse((await same('GET', '/v1/customers/cus_1', { 'x-key': 'k', 'x-fault': 'reject-empty' })).body)).toEqual({ error: 'Rejected promise' });
+    expect(JSON.parse((await same('GET', '/v1/customers/cus_1', { 'x-key': 'k', 'x-fault': 'router' })).body)).toEqual({ notFound: '/v1/customers/cus_1' });
+    expect(JSON.parse((await same('GET', '/v1/customers/cus_1', { 'x-key': 'k', 'x-fault': 'later' })).body)).toMatchObject({ at: 'customer' });
   });
 
   it('when paths are made at random from the routes\' segments, in any case, encoded or not, then both apps answer the same', async () => {
