@@ -42,8 +42,8 @@ let heldPrefix = '';
 
 /**
  * pino's `stdTimeFunctions.isoTime`, the same bytes (`,"time":"2026-11-28T00:20:13.042Z"`), with
- * the date's text made once a second: only the milliseconds are written per line (issue 28: the
- * `Date` and its `toISOString` were 3 µs of every request's access line). A time before 1970 or
+ * the date's text made once a second: only the milliseconds are written per line (issue 28: 80 ns
+ * a line in a loop against pino's 490, for every request's access line). A time before 1970 or
  * past the four-digit years is written by `toISOString`, as pino does.
  */
 export function isoTime(now: number = Date.now()): string {

@@ -105,9 +105,9 @@ export async function listLinks(
 }
 
 /**
- * The link behind a public URL segment: an id, or a slug (unique in the whole deployment). Each
- * statement written whole, as withPath's: every page load runs one, and a fragment is a query
- * object of its own, built and stringified again on every call.
+ * The link behind a public URL segment: an id, or a slug (unique in the whole deployment). Two
+ * statements written whole (withPath's columns inline): every page load runs one, and a fragment
+ * is a query object of its own, built and stringified again on every call.
  */
 export async function findPublicLink(sql: Sql, key: string): Promise<PaymentLinkRow | undefined> {
   const [row] = isId('pl', key)
