@@ -1,5 +1,6 @@
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
+import postgres from 'postgres';
 import { describe, expect, inject, it } from 'vitest';
 
 // patches/postgres+3.4.9.patch, idleTimerOf: a connection of the pool is closed once it has been
@@ -14,7 +15,6 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 describe("the pool's idle timeout (patched)", () => {
   it('when a connection is used again before its idle time is up, then it closes that long after its last use, not its first', async () => {
     // connect() sets idle_timeout 60 s; a pool of its own with 1 s, the pool's other settings as postgres.js's.
-    const postgres = (await import('postgres')).default;
     const sql = postgres(url, { max: 1, idle_timeout: 1, onnotice: () => {} });
     const open = () => (sql as unknown as { stats(): { open: number } }).stats().open;
     try {
