@@ -53,7 +53,7 @@ const EnvSchema = z.object({
   CHECKOUT_URL: z.url().optional(),
   PUBLIC_LINK_URL: z.url().optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** Log lines go to stdout in blocks of up to 4 KB, at the latest every LOG_FLUSH_MS and at exit (src/lib/logger.ts); 0: each at once. */
+  /** Log lines go to stdout in blocks of up to 32 KB, at the latest every LOG_FLUSH_MS and at exit (src/lib/logger.ts); 0: each at once. */
   LOG_FLUSH_MS: int(100),
   /** Per process. 10 (postgres.js's own default): on a 2-core box 20 busy backends starved the web process (bench/RESULTS.md). */
   DB_POOL_MAX: int(10, 1),

@@ -9,6 +9,7 @@ import {
   clientAddress,
   formText as str,
   messagePage,
+  sendHtml,
   staticScript,
   throttledAnswer,
   type Csrf,
@@ -56,7 +57,7 @@ export interface ElementContext {
   prefillEmail(row: SessionRow): Promise<string>;
 }
 
-const html = (res: Response, status: number, body: string) => res.status(status).type('html').send(body);
+const html = sendHtml;
 
 /** The account's name, logo and colour for a page of the session, allowed in the response's CSP. */
 async function branding(s: Services, res: Response, row: SessionRow): Promise<PageBrand> {

@@ -17,7 +17,7 @@ import {
   throttledAnswer,
   unreadableFields,
 } from '../pages/index.ts';
-import type { PageBrand } from '../pages/index.ts';
+import { sendHtml, type PageBrand } from '../pages/index.ts';
 import { parseCardForm, type CardForm } from '../processor/cards.ts';
 import { processorFor } from '../processor/select.ts';
 import type { Services } from '../services.ts';
@@ -48,7 +48,7 @@ export function checkoutPagesRouter(s: Services): Router {
   const limits = hostedPageLimits(s);
   const security = hostedPageSecurity();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
-  const html = (res: Response, status: number, body: string) => res.status(status).type('html').send(body);
+  const html = sendHtml;
   const here = (row: SessionRow) => `${paths.base}/${row.id}`;
 
   /** The session of the URL, already expired when read past its expires_at; null for a non-id (not ours). */

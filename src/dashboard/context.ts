@@ -4,7 +4,7 @@ import { canonical } from '../idempotency/middleware.ts';
 import { claimKey, findKey, releaseKey, saveResponse, type KeyRef } from '../idempotency/store.ts';
 import { ApiError } from '../lib/errors.ts';
 import type { Owner } from '../lib/owner.ts';
-import { clientAddress, formText, type Csrf } from '../pages/index.ts';
+import { clientAddress, formText, sendHtml, type Csrf } from '../pages/index.ts';
 import type { AuditActor } from '../audit/store.ts';
 import type { Services } from '../services.ts';
 import { can, type Permission } from '../team/roles.ts';
@@ -76,7 +76,7 @@ export function dashContext(s: Services, csrf: Csrf, script: string): DashContex
   const render = async (req: Request, res: Response, page: (f: Forms) => ShellPage, status = 200) => {
     const se = session(res);
     const token = await csrf.token(req, res, sessionScope(se));
-    res.status(status).type('html').send(shellPage(se, token, script, page(formsOf(token, se.livemode, newKey)), { emailUnset: s.mailer.kind === 'log' }));
+    sendHtml(res, status, shellPage(se, token, script, page(formsOf(token, se.livemode, newKey)), { emailUnset: s.mailer.kind === 'log' }));
   };
 
   const fingerprint = (req: Request) => {

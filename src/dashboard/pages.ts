@@ -21,7 +21,7 @@ import { securityPages } from './security/pages.ts';
 import { afterPassword, secondStepRouter } from './security/sign-in.ts';
 import { settingsPages } from './settings/pages.ts';
 import { webhooksPages } from './webhooks/pages.ts';
-import { html } from '../pages/html.ts';
+import { html, sendHtml } from '../pages/html.ts';
 import { DASH_CSS_HASH, DASH_SCRIPT_PATH, messagePage, sectionOf, sectionPath } from './layout.ts';
 import { dummyHash, hashPassword, passwordProblem, verifyPassword, PASSWORD_MAX } from './password.ts';
 import { deleteSession, findPasswordToken, findSession, hashToken, setSessionMode, usePasswordToken, usersForSignIn } from './store.ts';
@@ -104,7 +104,7 @@ export function dashboardRouter(s: Services): Router {
   // The second step's forms may carry a passkey's answer (a few kilobytes of JSON).
   const stepForm = express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 20 });
   const signedInForm = express.urlencoded({ extended: false, limit: '1mb', parameterLimit: 200 });
-  const send = (res: Response, status: number, body: string) => res.status(status).type('html').send(body);
+  const send = sendHtml;
   const secureCookie = (req: Request) => req.secure || s.config.publicBaseUrl.startsWith('https:');
   const cookieOptions = (req: Request) => ({ path: DASHBOARD_PATH, httpOnly: true, sameSite: 'lax' as const, secure: secureCookie(req) });
 
@@ -328,9 +328,9 @@ function dashboardErrors(ctx: DashContext): ErrorRequestHandler {
     }
     if (res.headersSent) return;
     const se = locals(res).session;
-    if (!se || status === 503) return res.status(status).type('html').send(messagePage(heading, message));
+    if (!se || status === 503) return sendHtml(res, status, messagePage(heading, message));
     ctx
       .render(req, res, () => ({ section: sectionOf(req.originalUrl), title: heading, body: card(null, html`${alertBox(status >= 500 ? 'error' : 'info', message)}<p><a href="${sectionPath('home')}">Back to Home</a></p>`) }), status)
-      .catch(() => res.status(status).type('html').send(messagePage(heading, message)));
+      .catch(() => sendHtml(res, status, messagePage(heading, message)));
   };
 }

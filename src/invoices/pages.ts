@@ -17,6 +17,7 @@ import {
   hostedPageSecurity,
   messagePage,
   pageRoutes,
+  sendHtml,
   throttledAnswer,
   unreadableFields,
 } from '../pages/index.ts';
@@ -54,7 +55,7 @@ export function invoicePagesRouter(s: Services): Router {
   const limits = hostedPageLimits(s);
   const security = hostedPageSecurity();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
-  const send = (res: Response, status: number, body: string) => res.status(status).type('html').send(body);
+  const send = sendHtml;
   const pathOf = (inv: InvoiceRow) => `${base}/${inv.hosted_token}`;
 
   /** The sent invoice of the URL; null when the segment cannot be a token (left to the routes after this one). */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Router } from 'express';
-import { html, type Html } from '../pages/html.ts';
+import { html, sendHtml, type Html } from '../pages/html.ts';
 import { scriptAsset } from '../pages/assets.ts';
 import type { Services } from '../services.ts';
 import { buildDocument } from './document.ts';
@@ -101,7 +101,7 @@ export function docsRouter(): Router {
     res.setHeader('Referrer-Policy', 'no-referrer');
     res.setHeader('X-Frame-Options', 'DENY');
     res.setHeader('Cache-Control', 'no-cache');
-    res.type('html').send(String(page(`${DOCS_PATH}/redoc.standalone.js?${script().version}`)));
+    sendHtml(res, 200, String(page(`${DOCS_PATH}/redoc.standalone.js?${script().version}`)));
   });
   r.get(`${DOCS_PATH}/redoc.standalone.js`, (req, res, next) => script().handler(req, res, next));
   return r;

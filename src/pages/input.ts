@@ -1,5 +1,6 @@
 import type { Request, Response } from 'express';
 import { findBadText, paramName, textProblem, type TextProblem } from '../lib/validate.ts';
+import { sendHtml } from './html.ts';
 import { messagePage } from './layout.ts';
 
 const WHAT: Record<TextProblem, string> = {
@@ -36,10 +37,7 @@ export function refuseUnreadableInput(req: Request, res: Response, shown: readon
     if (!bad) continue;
     const name = paramName(bad.path);
     req.log.info({ param: name, problem: bad.problem }, 'hosted page input refused');
-    res
-      .status(400)
-      .type('html')
-      .send(messagePage('Please check what you entered', `The ${kind} “${name}” contains ${WHAT[bad.problem]}, which cannot be accepted. Go back, correct it and try again.`));
+    sendHtml(res, 400, messagePage('Please check what you entered', `The ${kind} “${name}” contains ${WHAT[bad.problem]}, which cannot be accepted. Go back, correct it and try again.`));
     return true;
   }
   return false;

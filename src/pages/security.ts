@@ -6,6 +6,7 @@ import type { Db, Sql } from '../db/sql.ts';
 import { setBounded } from '../lib/bounded.ts';
 import { isDatabaseUnavailable } from '../lib/dependencies.ts';
 import { randomView } from '../lib/random.ts';
+import { sendHtml } from './html.ts';
 import { brandCssHash, messagePage, PAGE_CSS_HASH, type PageBrand } from './layout.ts';
 
 /**
@@ -91,7 +92,28 @@ export function allowFormTargets(res: Response, urls: Array<string | null | unde
   }
   const csp = res.getHeader('Content-Security-Policy');
   if (typeof csp !== 'string' || origins.size === 0) return;
-  res.setHeader('Content-Security-Policy', csp.replace("form-action 'self'", `form-action 'self' ${[...origins].join(' ')}`));
+  const list = [...origins].join(' ');
+  res.setHeader('Content-Security-Policy', rewritten(csp, `f ${list}`, () => csp.replace("form-action 'self'", `form-action 'self' ${list}`)));
+}
+
+/**
+ * The policies made by rewriting another for a page's origins or brand, by the policy and what was
+ * added: the same few come back on every page load (issue 28: the rewrites were about a hundredth
+ * of a link page's CPU). Keyed by the policy first, so that no key is built from its whole text.
+ */
+const rewrites = new Map<string, Map<string, string>>();
+/** At most this many policies, and this many changes of each: 10,000 policies of a few hundred bytes. */
+const MAX_REWRITES = 100;
+
+function rewritten(csp: string, change: string, make: () => string): string {
+  let byChange = rewrites.get(csp);
+  if (byChange === undefined) setBounded(rewrites, MAX_REWRITES, csp, (byChange = new Map()));
+  let out = byChange.get(change);
+  if (out === undefined) {
+    out = make();
+    setBounded(byChange, MAX_REWRITES, change, out);
+  }
+  return out;
 }
 
 /**
@@ -100,14 +122,24 @@ export function allowFormTargets(res: Response, urls: Array<string | null | unde
  * no 'unsafe-inline', and the logo's origin only on the pages of that merchant.
  */
 export function allowBrand(res: Response, brand: PageBrand): void {
-  let csp = res.getHeader('Content-Security-Policy');
+  const color = brand.brand_color;
+  const logo = brand.logo_url;
+  // Without a colour or a logo the policy stays as it is (most pages: nothing to set again).
+  if (!color && !logo) return;
+  const csp = res.getHeader('Content-Security-Policy');
   if (typeof csp !== 'string') return;
-  if (brand.brand_color) csp = csp.replace(/(^|;)style-src ([^;]*)/, (_m, pre: string, list: string) => `${pre}style-src ${list} ${brandCssHash(brand.brand_color!)}`);
-  if (brand.logo_url) {
-    const origin = new URL(brand.logo_url).origin;
-    csp = csp.replace(/(^|;)img-src ([^;]*)/, (_m, pre: string, list: string) => `${pre}img-src ${list} ${origin}`);
-  }
-  res.setHeader('Content-Security-Policy', csp);
+  res.setHeader(
+    'Content-Security-Policy',
+    rewritten(csp, `b ${color ?? ''} ${logo ?? ''}`, () => {
+      let out = csp;
+      if (color) out = out.replace(/(^|;)style-src ([^;]*)/, (_m, pre: string, list: string) => `${pre}style-src ${list} ${brandCssHash(color)}`);
+      if (logo) {
+        const origin = new URL(logo).origin;
+        out = out.replace(/(^|;)img-src ([^;]*)/, (_m, pre: string, list: string) => `${pre}img-src ${list} ${origin}`);
+      }
+      return out;
+    }),
+  );
 }
 
 /** Where Stripe.js and the Stripe API live (config.stripe.jsUrl / apiUrl; stand-ins in tests). */
@@ -211,7 +243,7 @@ export function createCsrf(sql: Sql): Csrf {
  */
 export const hostedPageErrors: ErrorRequestHandler = (err, req, res, _next) => {
   const status = (err as { status?: number }).status;
-  const page = (code: number, heading: string, message: string) => res.status(code).type('html').send(messagePage(heading, message));
+  const page = (code: number, heading: string, message: string) => sendHtml(res, code, messagePage(heading, message));
   if (status && status >= 400 && status < 500) {
     req.log.info({ type: (err as { type?: string }).type, status }, 'hosted page form refused');
     return page(status, 'Please try again', 'The form could not be read. Go back and submit it again.');

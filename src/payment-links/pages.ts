@@ -18,7 +18,7 @@ import {
   throttledAnswer,
   unreadableFields,
 } from '../pages/index.ts';
-import type { PageBrand } from '../pages/index.ts';
+import { sendHtml, type PageBrand } from '../pages/index.ts';
 import type { Services } from '../services.ts';
 import { chargesEnabled } from '../processor/select.ts';
 import { ViewRecorder } from './view-counter.ts';
@@ -72,7 +72,7 @@ export function paymentLinkPagesRouter(s: Services): Router {
   const limits = hostedPageLimits(s);
   const security = hostedPageSecurity();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
-  const send = (res: Response, status: number, body: string) => res.status(status).type('html').send(body);
+  const send = sendHtml;
 
   /** The link of the URL; null when the segment cannot be a link (left to the routes after this one). */
   async function load(req: Request, res: Response): Promise<PaymentLinkRow | null | undefined> {

@@ -1,7 +1,7 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { parseCookie, stringifySetCookie } from 'cookie';
 import { isId } from '../lib/ids.ts';
-import { allowBrand, createCsrf, refuseUnreadableInput, type Csrf } from '../pages/index.ts';
+import { allowBrand, createCsrf, refuseUnreadableInput, sendHtml, type Csrf } from '../pages/index.ts';
 import type { Services } from '../services.ts';
 import { verifyReturn } from './service.ts';
 import { findAccountBrand, findPortalSession, type PortalSessionRow } from './store.ts';
@@ -53,9 +53,7 @@ export function portalContext(s: Services): PortalContext {
   const cfg = s.config.portal;
   const csrf = createCsrf(s.sql);
   const secure = (req: Request) => req.secure || s.config.publicBaseUrl.startsWith('https:');
-  const send = (res: Response, status: number, body: string) => {
-    res.status(status).type('html').send(body);
-  };
+  const send = sendHtml;
   const cookieOptions = (req: Request, accountId: string) => ({ path: `${PORTAL_PATH}/${accountId}`, httpOnly: true, sameSite: 'lax' as const, secure: secure(req) });
 
   const load: RequestHandler = async (req, res, next) => {

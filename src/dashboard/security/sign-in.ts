@@ -1,6 +1,6 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { parseCookie, stringifySetCookie } from 'cookie';
-import { clientAddress, formText, type Csrf } from '../../pages/index.ts';
+import { clientAddress, formText, sendHtml, type Csrf } from '../../pages/index.ts';
 import type { Services } from '../../services.ts';
 import { messagePage } from '../layout.ts';
 import { signInThrottle } from '../throttle.ts';
@@ -57,7 +57,7 @@ export function secondStepRouter(s: Services, deps: StepDeps): Router {
   const r = Router();
   const { csrf } = deps;
   const throttle = signInThrottle(s, 'second-factor');
-  const send = (res: Response, status: number, body: string) => res.status(status).type('html').send(body);
+  const send = sendHtml;
   const scope = (step: StepRow) => `dashboard-step:${step.token_hash.toString('hex')}`;
   const rp = (f: FactorsRow) => relyingParty(s.config.publicBaseUrl, f.business_name ?? 'Payments dashboard');
   const actor = (req: Request, f: FactorsRow): UserActor => ({ userId: f.user_id, accountId: f.account_id, email: f.email, ip: clientAddress(req) });
