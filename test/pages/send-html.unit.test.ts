@@ -1,7 +1,6 @@
 import express from 'express';
-import type { AddressInfo } from 'node:net';
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listen, rawAnswer, type Listening } from '../helpers/raw-http.ts';
 import { sendHtml } from '../../src/pages/html.ts';
 
 // sendHtml (src/pages/html.ts, issue 28) must answer byte for byte what Express's
@@ -21,24 +20,8 @@ const routes = (app: express.Express, send: (res: express.Response, status: numb
   app.get('/empty', (_req, res) => send(res, 200, ''));
 };
 
-async function listen(app: express.Express): Promise<{ port: number; close: () => void }> {
-  const server = app.listen(0);
-  await new Promise((r) => server.once('listening', r));
-  return { port: (server.address() as AddressInfo).port, close: () => server.close() };
-}
-
-/** The raw answer to a raw request, its Date header blanked. */
-async function raw(port: number, request: string): Promise<string> {
-  const socket = net.connect(port, '127.0.0.1');
-  const chunks: Buffer[] = [];
-  socket.on('data', (c: Buffer) => chunks.push(c));
-  socket.write(request);
-  await new Promise((r) => socket.once('end', r));
-  return Buffer.concat(chunks).toString('latin1').replace(/\r\nDate: [^\r]*/, '\r\nDate: X');
-}
-
-let lean: { port: number; close: () => void };
-let plain: { port: number; close: () => void };
+let lean: Listening;
+let plain: Listening;
 
 beforeAll(async () => {
   const a = express();
@@ -68,14 +51,14 @@ describe('sendHtml', () => {
   ];
   for (const [name, request] of cases) {
     it(`when a route sends ${name}, then the bytes are Express's own`, async () => {
-      const want = await raw(plain.port, request);
+      const want = await rawAnswer(plain.port, request);
       expect(want).toMatch(/^HTTP\/1\.1 \d{3}/);
-      expect(await raw(lean.port, request)).toBe(want);
+      expect(await rawAnswer(lean.port, request)).toBe(want);
     });
   }
 
   it('when the page is long, then its Content-Length counts its bytes and it reads back as sent', async () => {
-    const answer = Buffer.from(await raw(lean.port, get('/long')), 'latin1');
+    const answer = Buffer.from(await rawAnswer(lean.port, get('/long')), 'latin1');
     const at = answer.indexOf('\r\n\r\n');
     const body = answer.subarray(at + 4);
     expect(answer.subarray(0, at).toString()).toContain(`Content-Length: ${Buffer.byteLength(long)}`);

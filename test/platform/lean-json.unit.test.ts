@@ -1,7 +1,6 @@
 import express from 'express';
-import type { AddressInfo } from 'node:net';
-import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { listen, rawAnswer, type Listening } from '../helpers/raw-http.ts';
 import { leanJson } from '../../src/lib/http.ts';
 
 // leanJson (src/lib/http.ts, issue 28.2) must answer byte for byte what Express's res.json answers:
@@ -20,24 +19,8 @@ const routes = (app: express.Express) => {
   app.get('/error', (_req, res) => void res.status(400).json({ error: { type: 'invalid_request_error', message: '<b>&' } }));
 };
 
-async function listen(app: express.Express): Promise<{ port: number; close: () => void }> {
-  const server = app.listen(0);
-  await new Promise((r) => server.once('listening', r));
-  return { port: (server.address() as AddressInfo).port, close: () => server.close() };
-}
-
-/** The raw answer to a raw request, its Date header blanked. */
-async function raw(port: number, request: string): Promise<string> {
-  const socket = net.connect(port, '127.0.0.1');
-  const chunks: Buffer[] = [];
-  socket.on('data', (c: Buffer) => chunks.push(c));
-  socket.write(request);
-  await new Promise((r) => socket.once('end', r));
-  return Buffer.concat(chunks).toString('latin1').replace(/\r\nDate: [^\r]*/, '\r\nDate: X');
-}
-
-let lean: { port: number; close: () => void };
-let plain: { port: number; close: () => void };
+let lean: Listening;
+let plain: Listening;
 
 beforeAll(async () => {
   const a = express();
@@ -69,14 +52,14 @@ describe('leanJson', () => {
   ];
   for (const [name, request] of cases) {
     it(`when a route answers ${name}, then the bytes are Express's own`, async () => {
-      const want = await raw(plain.port, request);
+      const want = await rawAnswer(plain.port, request);
       expect(want).toMatch(/^HTTP\/1\.1 \d{3}/);
-      expect(await raw(lean.port, request)).toBe(want);
+      expect(await rawAnswer(lean.port, request)).toBe(want);
     });
   }
 
   it('when the body is long, then its Content-Length counts its bytes and it reads back as the object sent', async () => {
-    const answer = await raw(lean.port, 'GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const answer = await rawAnswer(lean.port, 'GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     const body = answer.slice(answer.indexOf('\r\n\r\n') + 4);
     expect(answer).toContain('Content-Type: application/json; charset=utf-8\r\n');
     expect(answer).toContain(`Content-Length: ${Buffer.byteLength(body, 'latin1')}\r\n`);
