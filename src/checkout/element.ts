@@ -57,7 +57,6 @@ export interface ElementContext {
   prefillEmail(row: SessionRow): Promise<string>;
 }
 
-const html = sendHtml;
 
 /** The account's name, logo and colour for a page of the session, allowed in the response's CSP. */
 async function branding(s: Services, res: Response, row: SessionRow): Promise<PageBrand> {
@@ -72,7 +71,7 @@ async function branding(s: Services, res: Response, row: SessionRow): Promise<Pa
  * never a 5xx that would page whoever watches the service.
  */
 export async function refuseLivePayment(s: Services, req: Request, res: Response, row: SessionRow): Promise<void> {
-  html(res, offStatus(req), views.livePaymentsOffPage(row, await branding(s, res, row)));
+  sendHtml(res, offStatus(req), views.livePaymentsOffPage(row, await branding(s, res, row)));
 }
 
 /** The status of a page that cannot be used because of the merchant's setup (live payments off): 200 to read it, 409 to a post. */
@@ -92,12 +91,12 @@ export function elementPages(c: ElementContext) {
     } catch (err) {
       req.log.error({ err, session: row.id }, 'payment intent for the hosted page failed');
       res.setHeader('Retry-After', '30');
-      return html(res, 503, messagePage('Temporarily unavailable', UNAVAILABLE));
+      return sendHtml(res, 503, messagePage('Temporarily unavailable', UNAVAILABLE));
     }
     allowPaymentElement(res, s.config.stripe);
     const brand = await branding(s, res, row);
     const base = `${c.paths.base}/${row.id}`;
-    html(res, status, views.elementPage(intent.session, c.paths, {
+    sendHtml(res, status, views.elementPage(intent.session, c.paths, {
       csrf: await c.csrf.token(req, res, row.id),
       email: state.email ?? (await c.prefillEmail(row)),
       message: state.message,
@@ -188,7 +187,7 @@ export function elementPages(c: ElementContext) {
         case 'requires_action':
           return show(req, res, result.session, processor, 402, { email: result.payment.email ?? undefined, message: NOT_AUTHENTICATED });
         case 'in_progress':
-          return html(res, 200, messagePage('Payment in progress', views.IN_PROGRESS));
+          return sendHtml(res, 200, messagePage('Payment in progress', views.IN_PROGRESS));
         default:
           return res.redirect(303, result.session.status === 'COMPLETE' ? c.successRedirect(result.session) : c.here(result.session));
       }

@@ -48,7 +48,6 @@ export function checkoutPagesRouter(s: Services): Router {
   const limits = hostedPageLimits(s);
   const security = hostedPageSecurity();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
-  const html = sendHtml;
   const here = (row: SessionRow) => `${paths.base}/${row.id}`;
 
   /** The session of the URL, already expired when read past its expires_at; null for a non-id (not ours). */
@@ -57,7 +56,7 @@ export function checkoutPagesRouter(s: Services): Router {
     if (!isId('cs', id)) return null;
     const row = await store.findSessionForPage(s.sql, id);
     if (!row) {
-      html(res, 404, messagePage('Checkout not found', 'This checkout link is not valid. Check the link or ask the merchant for a new one.'));
+      sendHtml(res, 404, messagePage('Checkout not found', 'This checkout link is not valid. Check the link or ask the merchant for a new one.'));
       return undefined;
     }
     return expireOnRead(s, row, req.log);
@@ -86,24 +85,24 @@ export function checkoutPagesRouter(s: Services): Router {
     const email = state.email ?? (await prefillEmail(row));
     // The name a payer typed on a payment link's page (its payer_name) is the name on the card, until changed.
     const name = state.name ?? row.metadata.payer_name;
-    html(res, status, views.checkoutPage(row, paths, { ...state, csrf: token, email, name }, await branding(res, row)));
+    sendHtml(res, status, views.checkoutPage(row, paths, { ...state, csrf: token, email, name }, await branding(res, row)));
   }
 
   /** A setup session's card form (the simulator's form: setup sessions are not made for the Payment Element). */
   async function showSetupForm(req: Request, res: Response, row: SessionRow, status: number, state: Partial<views.FormState> = {}) {
     const processor = processorOf(row);
     if (!processor) return refuseLivePayment(s, req, res, row);
-    if (processor.collectsCard !== 'server') return html(res, offStatus(req), messagePage('Unavailable', 'Saving a card here is not available yet. Please contact the merchant.'));
+    if (processor.collectsCard !== 'server') return sendHtml(res, offStatus(req), messagePage('Unavailable', 'Saving a card here is not available yet. Please contact the merchant.'));
     allowFormTargets(res, [row.success_url]);
     const token = await csrf.token(req, res, row.id);
     const email = state.email ?? (await prefillEmail(row));
-    html(res, status, views.setupPage(row, paths, { ...state, csrf: token, email, name: state.name }, await branding(res, row)));
+    sendHtml(res, status, views.setupPage(row, paths, { ...state, csrf: token, email, name: state.name }, await branding(res, row)));
   }
 
   async function showSetupSession(req: Request, res: Response, row: SessionRow) {
     if (row.status === 'OPEN') return showSetupForm(req, res, row, 200);
-    if (row.status === 'EXPIRED') return html(res, 200, views.setupExpiredPage(row, await branding(res, row)));
-    html(res, 200, views.setupCompletedPage(row, await succeededSetupOf(s.sql, row.id), successRedirect(row), await branding(res, row)));
+    if (row.status === 'EXPIRED') return sendHtml(res, 200, views.setupExpiredPage(row, await branding(res, row)));
+    sendHtml(res, 200, views.setupCompletedPage(row, await succeededSetupOf(s.sql, row.id), successRedirect(row), await branding(res, row)));
   }
 
   /** What the payer sees after a setup attempt or its challenge. */
@@ -116,7 +115,7 @@ export function checkoutPagesRouter(s: Services): Router {
       case 'declined':
         return showSetupForm(req, res, result.session, 402, { ...entered, message: result.setup.failure_message });
       case 'in_progress':
-        return html(res, 409, messagePage('Saving your card', 'Your card is being saved. Reload this page in a minute to see the outcome.'));
+        return sendHtml(res, 409, messagePage('Saving your card', 'Your card is being saved. Reload this page in a minute to see the outcome.'));
       default:
         return res.redirect(303, here(result.session));
     }
@@ -125,12 +124,12 @@ export function checkoutPagesRouter(s: Services): Router {
   async function showSession(req: Request, res: Response, row: SessionRow) {
     if (row.mode === 'setup') return showSetupSession(req, res, row);
     if (row.status === 'OPEN' && (await inFlightOfSession(s.sql, ownerOf(row), row.id))?.review_status) {
-      return html(res, 200, messagePage('Payment under review', views.IN_REVIEW));
+      return sendHtml(res, 200, messagePage('Payment under review', views.IN_REVIEW));
     }
     if (row.status === 'OPEN') return showForm(req, res, row, 200);
-    if (row.status === 'EXPIRED') return html(res, 200, views.expiredPage(row, await branding(res, row)));
+    if (row.status === 'EXPIRED') return sendHtml(res, 200, views.expiredPage(row, await branding(res, row)));
     const payment = row.payment_id ? await findPayment(s.sql, ownerOf(row), row.payment_id) : undefined;
-    html(res, 200, views.completedPage(row, payment, paths, successRedirect(row), await branding(res, row)));
+    sendHtml(res, 200, views.completedPage(row, payment, paths, successRedirect(row), await branding(res, row)));
   }
 
   /** What the payer sees after an attempt or a challenge. */
@@ -145,9 +144,9 @@ export function checkoutPagesRouter(s: Services): Router {
       case 'refused':
         return showForm(req, res, result.session, 409, { ...entered, message: result.message });
       case 'in_progress':
-        return html(res, 409, messagePage('Payment in progress', views.IN_PROGRESS));
+        return sendHtml(res, 409, messagePage('Payment in progress', views.IN_PROGRESS));
       case 'in_review':
-        return html(res, 202, messagePage('Payment under review', views.IN_REVIEW));
+        return sendHtml(res, 202, messagePage('Payment under review', views.IN_REVIEW));
       default:
         return res.redirect(303, here(result.session));
     }
@@ -194,12 +193,12 @@ export function checkoutPagesRouter(s: Services): Router {
       const waiting = row.status === 'OPEN' && isId('seti', id) ? await findSetup(s.sql, row.id, id) : undefined;
       if (!waiting || waiting.status !== 'PENDING' || waiting.next_action !== 'three_d_secure') return res.redirect(303, here(row));
       allowFormTargets(res, [row.success_url]);
-      return html(res, 200, views.setupChallengePage(row, waiting, paths, await csrf.token(req, res, row.id), await branding(res, row)));
+      return sendHtml(res, 200, views.setupChallengePage(row, waiting, paths, await csrf.token(req, res, row.id), await branding(res, row)));
     }
     const payment = row.status === 'OPEN' ? await pendingChallenge(s, row, str(req.query.payment)) : undefined;
     if (!payment) return res.redirect(303, here(row));
     allowFormTargets(res, [row.success_url]);
-    html(res, 200, views.challengePage(row, payment, paths, await csrf.token(req, res, row.id), await branding(res, row)));
+    sendHtml(res, 200, views.challengePage(row, payment, paths, await csrf.token(req, res, row.id), await branding(res, row)));
   }));
 
   r.post('/:id/authenticate', security, form, page(async (req, res, row) => {
@@ -209,7 +208,7 @@ export function checkoutPagesRouter(s: Services): Router {
       const id = str(body.setup);
       if (row.status !== 'OPEN' || !isId('seti', id) || (outcome !== 'complete' && outcome !== 'fail')) return res.redirect(303, here(row));
       if (!(await csrf.verify(req, row.id))) {
-        return html(res, 403, messagePage('Please try again', 'This form has expired. Go back to the page and save your card again.'));
+        return sendHtml(res, 403, messagePage('Please try again', 'This form has expired. Go back to the page and save your card again.'));
       }
       const result = await finishSetupChallenge(s, row, id, outcome, req.log);
       const setup = result.kind === 'declined' ? result.setup : undefined;
@@ -219,7 +218,7 @@ export function checkoutPagesRouter(s: Services): Router {
       return res.redirect(303, here(row));
     }
     if (!(await csrf.verify(req, row.id))) {
-      return html(res, 403, messagePage('Please try again', 'This form has expired. Go back to the checkout page and pay again.'));
+      return sendHtml(res, 403, messagePage('Please try again', 'This form has expired. Go back to the checkout page and pay again.'));
     }
     const result = await finishChallenge(s, row, str(body.payment), outcome, req.log);
     const payment = result.kind === 'declined' ? await findPayment(s.sql, ownerOf(row), str(body.payment)) : undefined;
@@ -229,7 +228,7 @@ export function checkoutPagesRouter(s: Services): Router {
   r.get('/:id/receipt', security, page(async (req, res, row) => {
     const payment = row.status === 'COMPLETE' && row.payment_id ? await findPayment(s.sql, ownerOf(row), row.payment_id) : undefined;
     if (!payment) return res.redirect(303, here(row));
-    html(res, 200, views.receiptPage(row, payment, await refundsOfPayment(s.sql, ownerOf(row), payment.id), await branding(res, row)));
+    sendHtml(res, 200, views.receiptPage(row, payment, await refundsOfPayment(s.sql, ownerOf(row), payment.id), await branding(res, row)));
   }));
 
   r.use(hostedPageErrors);

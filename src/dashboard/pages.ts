@@ -104,7 +104,6 @@ export function dashboardRouter(s: Services): Router {
   // The second step's forms may carry a passkey's answer (a few kilobytes of JSON).
   const stepForm = express.urlencoded({ extended: false, limit: '32kb', parameterLimit: 20 });
   const signedInForm = express.urlencoded({ extended: false, limit: '1mb', parameterLimit: 200 });
-  const send = sendHtml;
   const secureCookie = (req: Request) => req.secure || s.config.publicBaseUrl.startsWith('https:');
   const cookieOptions = (req: Request) => ({ path: DASHBOARD_PATH, httpOnly: true, sameSite: 'lax' as const, secure: secureCookie(req) });
 
@@ -167,7 +166,7 @@ export function dashboardRouter(s: Services): Router {
   r.get('/sign-in', async (req, res) => {
     if (locals(res).session) return res.redirect(303, DASHBOARD_PATH);
     const notice = Object.keys(NOTICES).find((k) => req.query[k] === '1');
-    send(res, 200, signInPage({ csrf: await csrf.token(req, res, CSRF_SIGN_IN), notice: notice ? NOTICES[notice] : null }));
+    sendHtml(res, 200, signInPage({ csrf: await csrf.token(req, res, CSRF_SIGN_IN), notice: notice ? NOTICES[notice] : null }));
   });
 
   r.post('/sign-in', async (req, res) => {
@@ -175,7 +174,7 @@ export function dashboardRouter(s: Services): Router {
     const email = formText(body.email).trim().slice(0, 254);
     const password = formText(body.password);
     const again = async (status: number, error: string) =>
-      send(res, status, signInPage({ csrf: await csrf.token(req, res, CSRF_SIGN_IN), email, error }));
+      sendHtml(res, status, signInPage({ csrf: await csrf.token(req, res, CSRF_SIGN_IN), email, error }));
     if (!(await csrf.verify(req, CSRF_SIGN_IN))) return again(403, FORM_EXPIRED);
     const client = clientAddress(req);
     const gate = await throttle.before(client, email);
@@ -218,13 +217,13 @@ export function dashboardRouter(s: Services): Router {
   r.use('/sign-in', secondStepRouter(s, { csrf, scripts: PASSKEY_SCRIPTS, cookieOptions, openSession }));
 
   const linkGone = (res: Response) =>
-    send(res, 410, messagePage('This link no longer works', 'A link to choose a password works once and for a limited time. Ask someone of your team for a new one.'));
+    sendHtml(res, 410, messagePage('This link no longer works', 'A link to choose a password works once and for a limited time. Ask someone of your team for a new one.'));
 
   r.get('/set-password', async (req, res) => {
     const token = formText(req.query.token);
     const user = TOKEN.test(token) ? await findPasswordToken(s.sql, token) : null;
     if (!user) return linkGone(res);
-    send(res, 200, setPasswordPage({ csrf: await csrf.token(req, res, CSRF_SET_PASSWORD), token, email: user.email }));
+    sendHtml(res, 200, setPasswordPage({ csrf: await csrf.token(req, res, CSRF_SET_PASSWORD), token, email: user.email }));
   });
 
   r.post('/set-password', async (req, res) => {
@@ -234,7 +233,7 @@ export function dashboardRouter(s: Services): Router {
     const user = TOKEN.test(token) ? await findPasswordToken(s.sql, token) : null;
     if (!user) return linkGone(res);
     const again = async (status: number, error: string) =>
-      send(res, status, setPasswordPage({ csrf: await csrf.token(req, res, CSRF_SET_PASSWORD), token, email: user.email, error }));
+      sendHtml(res, status, setPasswordPage({ csrf: await csrf.token(req, res, CSRF_SET_PASSWORD), token, email: user.email, error }));
     if (!(await csrf.verify(req, CSRF_SET_PASSWORD))) return again(403, FORM_EXPIRED);
     const problem = passwordProblem(password);
     if (problem) return again(400, problem);
@@ -265,7 +264,7 @@ export function dashboardRouter(s: Services): Router {
       const se = ctx.session(res);
       const body = req.body as Record<string, unknown>;
       const mode = formText(body.mode);
-      if (mode !== 'test' && mode !== 'live') return send(res, 400, messagePage('Please try again', 'The mode must be test or live.'));
+      if (mode !== 'test' && mode !== 'live') return sendHtml(res, 400, messagePage('Please try again', 'The mode must be test or live.'));
       await setSessionMode(s.sql, se.token_hash, mode === 'live');
       const back = formText(body.back);
       res.redirect(303, BACK.test(back) ? back : DASHBOARD_PATH);

@@ -55,7 +55,6 @@ export function invoicePagesRouter(s: Services): Router {
   const limits = hostedPageLimits(s);
   const security = hostedPageSecurity();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
-  const send = sendHtml;
   const pathOf = (inv: InvoiceRow) => `${base}/${inv.hosted_token}`;
 
   /** The sent invoice of the URL; null when the segment cannot be a token (left to the routes after this one). */
@@ -63,13 +62,13 @@ export function invoicePagesRouter(s: Services): Router {
     const token = String(req.params.token);
     if (!TOKEN.test(token)) {
       if (base === '') return null;
-      send(res, 404, notFoundPage());
+      sendHtml(res, 404, notFoundPage());
       return undefined;
     }
     const inv = await findInvoiceByToken(s.sql, token);
     if (inv) return inv;
     if (base === '') return null;
-    send(res, 404, notFoundPage());
+    sendHtml(res, 404, notFoundPage());
     return undefined;
   }
   const page = pageRoutes(load);
@@ -110,7 +109,7 @@ export function invoicePagesRouter(s: Services): Router {
         if (offered) view.plans = { ...offered, state: planState ?? {} };
       }
     }
-    send(res, status, invoicePage(view));
+    sendHtml(res, status, invoicePage(view));
   }
 
   /** The session of `?paid=`: the payment it brought back, when it is one of this invoice's. */
@@ -133,20 +132,20 @@ export function invoicePagesRouter(s: Services): Router {
     const view = () => brandedView(res, inv);
     if (inv.status === 'PAID' || inv.status === 'VOID' || !isPayable(inv) || inv.amount_due_cents <= 0) {
       const message = inv.status === 'VOID' ? INVOICE_VOID : inv.status === 'PAID' || inv.amount_due_cents <= 0 ? INVOICE_PAID : 'This invoice cannot be paid.';
-      return send(res, 409, refusedPage(await view(), message));
+      return sendHtml(res, 409, refusedPage(await view(), message));
     }
     // The merchant's setup, not an outage (issue 21): 409, never a 5xx.
-    if (!chargesEnabled(s, inv.livemode)) return send(res, 409, refusedPage(await view(), LIVE_OFF));
+    if (!chargesEnabled(s, inv.livemode)) return sendHtml(res, 409, refusedPage(await view(), LIVE_OFF));
     const planForm = { plan: formText(body.plan).trim(), agree: formText(body.agree) === 'yes' };
     if (!(await csrf.verify(req, inv.id))) {
       return show(req, res, inv, 403, { form: { amount: typed, message: 'This form has expired. Please submit it again.' }, plan: planForm });
     }
-    if (await activePlanOfInvoice(s.sql, inv.id)) return send(res, 409, refusedPage(await view(), INVOICE_IN_PLAN));
+    if (await activePlanOfInvoice(s.sql, inv.id)) return sendHtml(res, 409, refusedPage(await view(), INVOICE_IN_PLAN));
     // Card testing: each post may open a session (a row and a job), so a throttled one stops here.
     const throttled = await limits.openSession(clientAddress(req), inv.id);
     if (throttled) {
       req.log.warn({ invoice: inv.id, retryAfter: throttled.retryAfterSeconds }, 'invoice checkout throttled');
-      return send(res, 429, messagePage('Too many attempts', `Too many checkouts were started from your network. ${throttledAnswer(res, throttled)}`));
+      return sendHtml(res, 429, messagePage('Too many attempts', `Too many checkouts were started from your network. ${throttledAnswer(res, throttled)}`));
     }
     // A plan chosen: its first part, for a plan of what is due, agreed; the invoice's customer is the payer.
     const offered = offersOf(inv, await getBusinessName(s.sql, inv.account_id));
@@ -155,7 +154,7 @@ export function invoicePagesRouter(s: Services): Router {
     if ('offer' in choice) {
       const o = ownerOf(inv);
       const email = await findCustomer(s.sql, o, inv.customer_id).then((c) => c?.email ?? null);
-      if (!email) return send(res, 409, refusedPage(await view(), 'This invoice cannot be paid in installments: its customer no longer exists. Please contact the merchant.'));
+      if (!email) return sendHtml(res, 409, refusedPage(await view(), 'This invoice cannot be paid in installments: its customer no longer exists. Please contact the merchant.'));
       const plan = newPlanChoice(s, { offer: choice.offer, total: inv.amount_due_cents, email, ip: clientAddress(req), livemode: inv.livemode });
       const session = await createSession(
         s,

@@ -72,7 +72,6 @@ export function paymentLinkPagesRouter(s: Services): Router {
   const limits = hostedPageLimits(s);
   const security = hostedPageSecurity();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
-  const send = sendHtml;
 
   /** The link of the URL; null when the segment cannot be a link (left to the routes after this one). */
   async function load(req: Request, res: Response): Promise<PaymentLinkRow | null | undefined> {
@@ -81,7 +80,7 @@ export function paymentLinkPagesRouter(s: Services): Router {
     const link = await store.findPublicLink(s.sql, key);
     if (link) return link;
     if (base === '') return null;
-    send(res, 404, notFoundPage());
+    sendHtml(res, 404, notFoundPage());
     return undefined;
   }
   const page = pageRoutes(load);
@@ -105,22 +104,22 @@ export function paymentLinkPagesRouter(s: Services): Router {
     allowFormTargets(res, [s.config.checkoutUrl]);
     const token = await csrf.token(req, res, link.id);
     const brand = await branding(res, link);
-    send(res, status, linkPage(link, brand, `${base}/${encodeURIComponent(String(req.params.key))}`, token, source, state, offersOf(link, brand)));
+    sendHtml(res, status, linkPage(link, brand, `${base}/${encodeURIComponent(String(req.params.key))}`, token, source, state, offersOf(link, brand)));
   }
 
   r.get('/:key', security, page(async (req, res, link) => {
     const source = parseSource(req.query.src);
     if (req.method === 'GET') views.record(link.id, source);
     const closed = closedReason(link, 0);
-    if (closed) return send(res, 200, endedPage(link, await branding(res, link), closed.badge, closed.message));
+    if (closed) return sendHtml(res, 200, endedPage(link, await branding(res, link), closed.badge, closed.message));
     // A live link while live payments are off (no Stripe keys): no form, nothing to start. The
     // merchant's setup, not an outage: 200 here, 409 to a post, never a 5xx (issue 21).
-    if (!chargesEnabled(s, link.livemode)) return send(res, 200, paymentsOffPage(link, await branding(res, link)));
+    if (!chargesEnabled(s, link.livemode)) return sendHtml(res, 200, paymentsOffPage(link, await branding(res, link)));
     await showForm(req, res, link, source, 200);
   }));
 
   r.post('/:key', security, form, page(async (req, res, link) => {
-    if (!chargesEnabled(s, link.livemode)) return send(res, 409, paymentsOffPage(link, await branding(res, link)));
+    if (!chargesEnabled(s, link.livemode)) return sendHtml(res, 409, paymentsOffPage(link, await branding(res, link)));
     const body = (req.body ?? {}) as Record<string, unknown>;
     const source = parseSource(body.src);
     const payer: Payer = { name: typed(body.name), email: typed(body.email), phone: typed(body.phone) };
@@ -133,10 +132,10 @@ export function paymentLinkPagesRouter(s: Services): Router {
     const throttled = await limits.openSession(clientAddress(req), link.id);
     if (throttled) {
       req.log.warn({ link: link.id, retryAfter: throttled.retryAfterSeconds }, 'link checkout throttled');
-      return send(res, 429, messagePage('Too many attempts', `Too many checkouts were started from your network. ${throttledAnswer(res, throttled)}`));
+      return sendHtml(res, 429, messagePage('Too many attempts', `Too many checkouts were started from your network. ${throttledAnswer(res, throttled)}`));
     }
     const closed = closedReason(link, await store.succeededPayments(s.sql, link.id));
-    if (closed) return send(res, 409, endedPage(link, await branding(res, link), closed.badge, closed.message));
+    if (closed) return sendHtml(res, 409, endedPage(link, await branding(res, link), closed.badge, closed.message));
     // A plan (when the link offers them): the agreement ticked, and an email to find the customer by.
     const offers = offersOf(link, await getBranding(s.sql, link.account_id));
     const choice = offers ? readPlanForm(planForm, offers.offers) : ({ full: true } as const);
@@ -159,7 +158,7 @@ export function paymentLinkPagesRouter(s: Services): Router {
     const id = String(req.query.session ?? '');
     const session = isId('cs', id) ? await findSession(s.sql, ownerOf(link), id) : undefined;
     const paid = session && session.payment_link_id === link.id && session.status === 'COMPLETE';
-    send(res, 200, thanksPage(link, await branding(res, link), paid ? `${sessionUrl(s.config.checkoutUrl, session.id)}/receipt` : null));
+    sendHtml(res, 200, thanksPage(link, await branding(res, link), paid ? `${sessionUrl(s.config.checkoutUrl, session.id)}/receipt` : null));
   }));
 
   r.use(hostedPageErrors);

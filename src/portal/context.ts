@@ -38,7 +38,6 @@ export const sessionScope = (se: PortalSessionRow) => `portal-session:${se.token
 export interface PortalContext {
   s: Services;
   csrf: Csrf;
-  send(res: Response, status: number, body: string): void;
   /** The account of the URL (404 when there is none), its branding, and the session of the cookie. */
   load: RequestHandler;
   /** The signed-out form of the mode given, with its token. */
@@ -53,14 +52,13 @@ export function portalContext(s: Services): PortalContext {
   const cfg = s.config.portal;
   const csrf = createCsrf(s.sql);
   const secure = (req: Request) => req.secure || s.config.publicBaseUrl.startsWith('https:');
-  const send = sendHtml;
   const cookieOptions = (req: Request, accountId: string) => ({ path: `${PORTAL_PATH}/${accountId}`, httpOnly: true, sameSite: 'lax' as const, secure: secure(req) });
 
   const load: RequestHandler = async (req, res, next) => {
     const accountId = String(req.params.account);
     const brand = isId('acct', accountId) ? await findAccountBrand(s.sql, accountId) : undefined;
     if (!brand) {
-      return send(res, 404, views.portalMessagePage({ brand: NO_BRAND }, 'Page not found', 'There is no such page.'));
+      return sendHtml(res, 404, views.portalMessagePage({ brand: NO_BRAND }, 'Page not found', 'There is no such page.'));
     }
     allowBrand(res, brand);
     const l: PortalLocals = { accountId, view: { brand, base: `${PORTAL_PATH}/${accountId}`, livemode: true }, returnUrl: null, staleCookie: false };
@@ -84,7 +82,6 @@ export function portalContext(s: Services): PortalContext {
   return {
     s,
     csrf,
-    send,
     load,
     signInForm: async (req, res, f = {}) => ({ ...f, csrf: await csrf.token(req, res, signedOutScope(locals(res).accountId)) }),
     modeView: (res, livemode) => ({ ...locals(res).view, livemode }),

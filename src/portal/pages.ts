@@ -4,7 +4,7 @@ import { refundsOfPayment } from '../refunds/store.ts';
 import { startCardUpdate } from '../installments/service.ts';
 import { ApiError } from '../lib/errors.ts';
 import { processorFor } from '../processor/select.ts';
-import { allowFormTargets, hostedPageErrors, hostedPageSecurity } from '../pages/index.ts';
+import { allowFormTargets, hostedPageErrors, hostedPageSecurity, sendHtml } from '../pages/index.ts';
 import type { Services } from '../services.ts';
 import { locals, NO_BRAND, portalContext, sessionScope } from './context.ts';
 import { PORTAL_STYLE_HASHES } from './layout.ts';
@@ -39,7 +39,7 @@ export { PORTAL_PATH } from './context.ts';
 export function portalRouter(s: Services): Router {
   const r = Router();
   const ctx = portalContext(s);
-  const { csrf, send } = ctx;
+  const { csrf } = ctx;
 
   r.use(hostedPageSecurity(PORTAL_STYLE_HASHES));
   r.use(express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 }));
@@ -74,7 +74,7 @@ export function portalRouter(s: Services): Router {
 
   const notFound = (res: Response, what: string) => {
     const { view } = locals(res);
-    send(res, 404, views.portalMessagePage(view, 'Not found', `There is no such ${what} in your account.`, { href: view.base, label: 'Back to your account' }));
+    sendHtml(res, 404, views.portalMessagePage(view, 'Not found', `There is no such ${what} in your account.`, { href: view.base, label: 'Back to your account' }));
   };
 
   /** `?older_than=<id>` of a list page: the id, undefined on the first page, null (answered 400) when it cannot be one. */
@@ -82,7 +82,7 @@ export function portalRouter(s: Services): Router {
     const v = req.query.older_than;
     if (v === undefined) return undefined;
     if (typeof v === 'string' && isId(prefix, v)) return v;
-    send(res, 400, views.portalMessagePage(locals(res).view, 'Please check the link', 'The “older_than” part of this link is not valid.', { href: locals(res).view.base, label: 'Back to your account' }));
+    sendHtml(res, 400, views.portalMessagePage(locals(res).view, 'Please check the link', 'The “older_than” part of this link is not valid.', { href: locals(res).view.base, label: 'Back to your account' }));
     return null;
   };
 
@@ -95,7 +95,7 @@ export function portalRouter(s: Services): Router {
       customerPlans(s.sql, sc, 20),
     ]);
     const { v } = await signedIn(req, res);
-    send(res, 200, views.homePage(v, {
+    sendHtml(res, 200, views.homePage(v, {
       openInvoices,
       payments: payments.slice(0, 5),
       morePayments: payments.length > 5,
@@ -111,7 +111,7 @@ export function portalRouter(s: Services): Router {
     const rows = await customerPayments(s.sql, scope(res), PAGE_SIZE + 1, older);
     const page = rows.slice(0, PAGE_SIZE);
     const { v, plans } = await signedIn(req, res);
-    send(res, 200, views.paymentsPage(v, page, rows.length > PAGE_SIZE ? page.at(-1)!.id : null, older === undefined, plans));
+    sendHtml(res, 200, views.paymentsPage(v, page, rows.length > PAGE_SIZE ? page.at(-1)!.id : null, older === undefined, plans));
   });
 
   r.get('/:account/payments/:id', async (req, res) => {
@@ -120,7 +120,7 @@ export function portalRouter(s: Services): Router {
     if (!p) return notFound(res, 'payment');
     const refunds = await refundsOfPayment(s.sql, scope(res), p.id);
     const { v, plans } = await signedIn(req, res);
-    send(res, 200, views.paymentPage(v, p, refunds, plans));
+    sendHtml(res, 200, views.paymentPage(v, p, refunds, plans));
   });
 
   r.get('/:account/invoices', async (req, res) => {
@@ -129,7 +129,7 @@ export function portalRouter(s: Services): Router {
     const rows = await customerInvoices(s.sql, scope(res), PAGE_SIZE + 1, { olderThan: older });
     const page = rows.slice(0, PAGE_SIZE);
     const { v, plans } = await signedIn(req, res);
-    send(res, 200, views.invoicesPage(v, page, rows.length > PAGE_SIZE ? page.at(-1)!.id : null, older === undefined, plans));
+    sendHtml(res, 200, views.invoicesPage(v, page, rows.length > PAGE_SIZE ? page.at(-1)!.id : null, older === undefined, plans));
   });
 
   r.get('/:account/invoices/:id', async (req, res) => {
@@ -137,13 +137,13 @@ export function portalRouter(s: Services): Router {
     const inv = isId('in', id) ? await customerInvoice(s.sql, scope(res), id) : undefined;
     if (!inv) return notFound(res, 'invoice');
     const { v, plans } = await signedIn(req, res);
-    send(res, 200, views.invoicePage(v, inv, plans));
+    sendHtml(res, 200, views.invoicePage(v, inv, plans));
   });
 
   r.get('/:account/plans', async (req, res) => {
     const rows = await customerPlans(s.sql, scope(res), 100);
     const { v } = await signedIn(req, res);
-    send(res, 200, views.plansPage(v, rows));
+    sendHtml(res, 200, views.plansPage(v, rows));
   });
 
   r.get('/:account/plans/:id', async (req, res) => {
@@ -156,7 +156,7 @@ export function portalRouter(s: Services): Router {
     const notice = req.query.card === 'back' ? await cardUpdateNotice(scope(res), plan.id, views.cardText(plan.card_brand, plan.card_last4)) : null;
     const canUpdate = plan.status === 'ACTIVE' && cardUpdateAvailable(v.livemode);
     if (canUpdate) allowFormTargets(res, [s.config.checkoutUrl]);
-    send(res, 200, views.planPage(v, plan, schedule, canUpdate ? { csrf: v.csrf } : null, notice));
+    sendHtml(res, 200, views.planPage(v, plan, schedule, canUpdate ? { csrf: v.csrf } : null, notice));
   });
 
   /** The card of an ACTIVE plan can be replaced on the hosted checkout where it collects the card itself (not Stripe's Payment Element yet). */
@@ -179,10 +179,10 @@ export function portalRouter(s: Services): Router {
     if (!plan) return notFound(res, 'installment plan');
     const page = `${view.base}/plans/${plan.id}`;
     if (!(await csrf.verify(req, sessionScope(session!)))) {
-      return send(res, 403, views.portalMessagePage(view, 'This form has expired', 'Go back, reload the page and try again.', { href: page, label: 'Back to the plan' }));
+      return sendHtml(res, 403, views.portalMessagePage(view, 'This form has expired', 'Go back, reload the page and try again.', { href: page, label: 'Back to the plan' }));
     }
     if (plan.status !== 'ACTIVE' || !cardUpdateAvailable(view.livemode)) {
-      return send(res, 409, views.portalMessagePage(view, 'The card cannot be replaced', `Only the card of an active plan can be replaced here. For anything else, please contact ${view.brand.business_name ?? 'the merchant'}.`, { href: page, label: 'Back to the plan' }));
+      return sendHtml(res, 409, views.portalMessagePage(view, 'The card cannot be replaced', `Only the card of an active plan can be replaced here. For anything else, please contact ${view.brand.business_name ?? 'the merchant'}.`, { href: page, label: 'Back to the plan' }));
     }
     try {
       const started = await startCardUpdate(s, scope(res), plan.id, `${s.config.publicBaseUrl}${page}?card=back`);
@@ -192,7 +192,7 @@ export function portalRouter(s: Services): Router {
     } catch (err) {
       // The plan changed meanwhile (no longer active, gone): the page says so, as the API would.
       if (err instanceof ApiError && err.status < 500) {
-        return send(res, err.status, views.portalMessagePage(view, 'The card cannot be replaced', err.message, { href: page, label: 'Back to the plan' }));
+        return sendHtml(res, err.status, views.portalMessagePage(view, 'The card cannot be replaced', err.message, { href: page, label: 'Back to the plan' }));
       }
       throw err;
     }
@@ -200,7 +200,7 @@ export function portalRouter(s: Services): Router {
 
   r.use(((_req, res) => {
     if (res.locals.view) return notFound(res, 'page');
-    send(res, 404, views.portalMessagePage({ brand: NO_BRAND }, 'Page not found', 'There is no such page.'));
+    sendHtml(res, 404, views.portalMessagePage({ brand: NO_BRAND }, 'Page not found', 'There is no such page.'));
   }) as RequestHandler);
   r.use(hostedPageErrors);
   return r;

@@ -1,6 +1,6 @@
 import type { Request, Response, Router } from 'express';
 import { z } from 'zod';
-import { clientAddress, formText, throttledAnswer } from '../pages/index.ts';
+import { clientAddress, formText, sendHtml, throttledAnswer } from '../pages/index.ts';
 import { FORM_EXPIRED, locals, sessionScope, signedOutScope, TOKEN, type PortalContext } from './context.ts';
 import { emailSignInLinks, signReturn, startPortalSession, verifyReturn } from './service.ts';
 import { deletePortalSession, linkCustomer, linkMode } from './store.ts';
@@ -15,7 +15,7 @@ const EMAIL = z.email().max(254);
  * spent for a session (asking first when another customer's session is open), and sign-out.
  */
 export function signInRoutes(r: Router, ctx: PortalContext): void {
-  const { s, csrf, send } = ctx;
+  const { s, csrf } = ctx;
   const throttle = portalSignInThrottle(s);
   const log = s.log.child({ component: 'portal' });
 
@@ -25,7 +25,7 @@ export function signInRoutes(r: Router, ctx: PortalContext): void {
     const view = ctx.modeView(res, formText(req.query.mode) !== 'test');
     const notice = req.query.signed_out === '1' ? 'You are signed out.' : null;
     if (locals(res).staleCookie) ctx.clearCookie(req, res);
-    send(res, 200, views.signInPage(view, await ctx.signInForm(req, res, { notice })));
+    sendHtml(res, 200, views.signInPage(view, await ctx.signInForm(req, res, { notice })));
   });
 
   r.post('/:account', async (req, res) => {
@@ -33,7 +33,7 @@ export function signInRoutes(r: Router, ctx: PortalContext): void {
     const body = (req.body ?? {}) as Record<string, unknown>;
     const view = ctx.modeView(res, formText(body.mode) !== 'test');
     const email = formText(body.email).trim();
-    const again = async (status: number, f: Omit<SignInForm, 'csrf'>) => send(res, status, views.signInPage(view, await ctx.signInForm(req, res, { email, ...f })));
+    const again = async (status: number, f: Omit<SignInForm, 'csrf'>) => sendHtml(res, status, views.signInPage(view, await ctx.signInForm(req, res, { email, ...f })));
     if (!(await csrf.verify(req, signedOutScope(accountId)))) return again(403, { error: FORM_EXPIRED });
     const throttled = await throttle.take(clientAddress(req));
     if (throttled) {
@@ -44,7 +44,7 @@ export function signInRoutes(r: Router, ctx: PortalContext): void {
     // The same page, at the same moment, whether or not the email is a customer's and whether or
     // not it had its emails for the hour: the lookup, the links and the email are made after the
     // answer has left (and awaited by a graceful stop).
-    send(res, 200, views.linkSentPage(view, { ...(await ctx.signInForm(req, res)), email }));
+    sendHtml(res, 200, views.linkSentPage(view, { ...(await ctx.signInForm(req, res)), email }));
     // The plain address serves both modes (a customer made with a test key signs in there too): one
     // email per mode the address is a customer in, each link opening a session of its own mode
     // only. `?mode=test` looks in test mode alone.
@@ -80,12 +80,12 @@ export function signInRoutes(r: Router, ctx: PortalContext): void {
   async function linkGone(req: Request, res: Response, token: string) {
     const livemode = TOKEN.test(token) ? ((await linkMode(s.sql, locals(res).accountId, token)) ?? true) : true;
     if (locals(res).staleCookie) ctx.clearCookie(req, res);
-    send(res, 410, views.linkGonePage(ctx.modeView(res, livemode), await ctx.signInForm(req, res)));
+    sendHtml(res, 410, views.linkGonePage(ctx.modeView(res, livemode), await ctx.signInForm(req, res)));
   }
 
   r.get('/:account/sign-in', async (req, res) => {
     // A HEAD (a mail scanner checking the link) must not spend it: Express would run this GET for it.
-    if (req.method === 'HEAD') return send(res, 200, '');
+    if (req.method === 'HEAD') return sendHtml(res, 200, '');
     const token = formText(req.query.token);
     const back = formText(req.query.return_url);
     const sig = formText(req.query.sig);
@@ -98,7 +98,7 @@ export function signInRoutes(r: Router, ctx: PortalContext): void {
       if (!next) return linkGone(req, res, token);
       if (next.customer_id !== current.customer_id || next.livemode !== current.livemode) {
         const form = { csrf: await csrf.token(req, res, sessionScope(current)), current, next, token, returnUrl: back, sig };
-        return send(res, 200, views.switchCustomerPage(ctx.modeView(res, next.livemode), form));
+        return sendHtml(res, 200, views.switchCustomerPage(ctx.modeView(res, next.livemode), form));
       }
     }
     await signIn(req, res, token, back, sig);
@@ -111,7 +111,7 @@ export function signInRoutes(r: Router, ctx: PortalContext): void {
     const { session, view } = locals(res);
     if (!session || !(await csrf.verify(req, sessionScope(session)))) {
       if (locals(res).staleCookie) ctx.clearCookie(req, res);
-      return send(res, 403, views.portalMessagePage(view, 'This form has expired', 'Open the sign-in link from your email again.', { href: view.base, label: 'Back to the portal' }));
+      return sendHtml(res, 403, views.portalMessagePage(view, 'This form has expired', 'Open the sign-in link from your email again.', { href: view.base, label: 'Back to the portal' }));
     }
     if (!TOKEN.test(token)) return linkGone(req, res, token);
     await signIn(req, res, token, formText(body.return_url), formText(body.sig));
@@ -120,7 +120,7 @@ export function signInRoutes(r: Router, ctx: PortalContext): void {
   r.post('/:account/sign-out', async (req, res) => {
     const { session, view } = locals(res);
     if (session) {
-      if (!(await csrf.verify(req, sessionScope(session)))) return send(res, 403, views.portalMessagePage(view, 'This form has expired', 'Go back, reload the page and try again.', { href: view.base, label: 'Back to your account' }));
+      if (!(await csrf.verify(req, sessionScope(session)))) return sendHtml(res, 403, views.portalMessagePage(view, 'This form has expired', 'Go back, reload the page and try again.', { href: view.base, label: 'Back to your account' }));
       await deletePortalSession(s.sql, session.token_hash);
     }
     ctx.clearCookie(req, res);

@@ -57,7 +57,6 @@ export function secondStepRouter(s: Services, deps: StepDeps): Router {
   const r = Router();
   const { csrf } = deps;
   const throttle = signInThrottle(s, 'second-factor');
-  const send = sendHtml;
   const scope = (step: StepRow) => `dashboard-step:${step.token_hash.toString('hex')}`;
   const rp = (f: FactorsRow) => relyingParty(s.config.publicBaseUrl, f.business_name ?? 'Payments dashboard');
   const actor = (req: Request, f: FactorsRow): UserActor => ({ userId: f.user_id, accountId: f.account_id, email: f.email, ip: clientAddress(req) });
@@ -76,7 +75,7 @@ export function secondStepRouter(s: Services, deps: StepDeps): Router {
     if (!step || !factors) return backToPassword(req, res);
     res.locals.twoFactorStep = { step, factors } satisfies StepLocals;
     if (req.method === 'POST' && !(await csrf.verify(req, scope(step)))) {
-      return send(res, 403, messagePage('This form has expired', 'Reload the page and try again.'));
+      return sendHtml(res, 403, messagePage('This form has expired', 'Reload the page and try again.'));
     }
     next();
   };
@@ -97,7 +96,7 @@ export function secondStepRouter(s: Services, deps: StepDeps): Router {
 
   const verifyPage = async (req: Request, res: Response, status = 200, error: string | null = null) => {
     const { step, factors } = stepOf(res);
-    send(
+    sendHtml(
       res,
       status,
       twoFactorPage({
@@ -157,7 +156,7 @@ export function secondStepRouter(s: Services, deps: StepDeps): Router {
 
   const enrol = async (req: Request, res: Response, extra: Partial<EnrolView> = {}, status = 200) => {
     const { step, factors } = stepOf(res);
-    send(
+    sendHtml(
       res,
       status,
       enrolPage({
@@ -186,7 +185,7 @@ export function secondStepRouter(s: Services, deps: StepDeps): Router {
     if (!codes) return enrol(req, res, { totpPending: true, error: 'That code is not right. Enter the six digits your app shows now.' }, 400);
     if (!(await finish(req, res))) return;
     req.log.info({ component: 'dashboard', user: factors.user_id, account: factors.account_id }, 'dashboard sign-in after two-factor enrolment');
-    send(res, 200, enrolDonePage(codes));
+    sendHtml(res, 200, enrolDonePage(codes));
   });
 
   r.post('/enrol/passkey', load('enrol'), async (req, res) => {
