@@ -15,13 +15,13 @@ interface Internals {
 /**
  * `histogram.labels(labels).observe`, with the same counts, for an observation made on every
  * request (issue 28: prom-client's observe validates the labels, builds their hash string and turns
- * the bound into a property name each time, 3 to 4 µs of a request in the profiles). The label
+ * the bound into a property name each time: 640 to 770 ns a call in a loop, against 57 to 73). The label
  * set's entry is found once, by the labels object prom-client keeps in it, and then added to as
  * prom-client adds: the sum, the count, and the first bucket whose bound is not below the value.
  * prom-client's own observe runs instead whenever the held entry may not be the live one: the first
  * observation, after a reset (a new map), a value that is not a finite number (it throws, as
- * before), or a prom-client whose internals are not these. Never used with `remove()`, which would
- * leave the held entry out of the map.
+ * before), or a prom-client whose internals are not these. Never used with `remove()` or `zero()`,
+ * which would leave the held entry out of the map.
  */
 export function histogramObserver(histogram: Histogram<string>, labels: Record<string, string>): (value: number) => void {
   const slow = histogram.labels(labels).observe;
