@@ -1,4 +1,5 @@
 import type express from 'express';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { AddressInfo } from 'node:net';
 import net from 'node:net';
 
@@ -24,4 +25,28 @@ export async function rawAnswer(port: number, request: string): Promise<string> 
   socket.write(request);
   await new Promise((r) => socket.once('end', r));
   return Buffer.concat(chunks).toString('latin1').replace(/\r\nDate: [^\r]*/, '\r\nDate: X');
+}
+
+/**
+ * Two apps listening for the file's tests, made in its beforeAll and closed in its afterAll: `lean`,
+ * the one under test, and `plain`, the one answering as Express does.
+ */
+export function listenedPair(lean: () => express.Express, plain: () => express.Express): { lean: Listening; plain: Listening } {
+  const apps = {} as { lean: Listening; plain: Listening };
+  beforeAll(async () => {
+    apps.lean = await listen(lean());
+    apps.plain = await listen(plain());
+  });
+  afterAll(() => {
+    apps.lean?.close();
+    apps.plain?.close();
+  });
+  return apps;
+}
+
+/** Asks both apps the same raw request: the answer is an HTTP answer, and the lean app's bytes are the plain one's. */
+export async function expectSameBytes(apps: { lean: Listening; plain: Listening }, request: string): Promise<void> {
+  const want = await rawAnswer(apps.plain.port, request);
+  expect(want).toMatch(/^HTTP\/1\.1 \d{3}/);
+  expect(await rawAnswer(apps.lean.port, request)).toBe(want);
 }

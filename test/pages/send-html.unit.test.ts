@@ -1,6 +1,6 @@
 import express from 'express';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listen, rawAnswer, type Listening } from '../helpers/raw-http.ts';
+import { describe, expect, it } from 'vitest';
+import { expectSameBytes, listenedPair, rawAnswer } from '../helpers/raw-http.ts';
 import { sendHtml } from '../../src/pages/html.ts';
 
 // sendHtml (src/pages/html.ts, issue 28) must answer byte for byte what Express's
@@ -20,21 +20,18 @@ const routes = (app: express.Express, send: (res: express.Response, status: numb
   app.get('/empty', (_req, res) => send(res, 200, ''));
 };
 
-let lean: Listening;
-let plain: Listening;
-
-beforeAll(async () => {
-  const a = express();
-  routes(a, sendHtml);
-  const b = express();
-  routes(b, (res, status, body) => void res.status(status).type('html').send(body));
-  lean = await listen(a);
-  plain = await listen(b);
-});
-afterAll(() => {
-  lean.close();
-  plain.close();
-});
+const apps = listenedPair(
+  () => {
+    const a = express();
+    routes(a, sendHtml);
+    return a;
+  },
+  () => {
+    const b = express();
+    routes(b, (res, status, body) => void res.status(status).type('html').send(body));
+    return b;
+  },
+);
 
 describe('sendHtml', () => {
   const get = (path: string, extra = '') => `GET ${path} HTTP/1.1\r\nHost: x\r\n${extra}Connection: close\r\n\r\n`;
@@ -51,14 +48,12 @@ describe('sendHtml', () => {
   ];
   for (const [name, request] of cases) {
     it(`when a route sends ${name}, then the bytes are Express's own`, async () => {
-      const want = await rawAnswer(plain.port, request);
-      expect(want).toMatch(/^HTTP\/1\.1 \d{3}/);
-      expect(await rawAnswer(lean.port, request)).toBe(want);
+      await expectSameBytes(apps, request);
     });
   }
 
   it('when the page is long, then its Content-Length counts its bytes and it reads back as sent', async () => {
-    const answer = Buffer.from(await rawAnswer(lean.port, get('/long')), 'latin1');
+    const answer = Buffer.from(await rawAnswer(apps.lean.port, get('/long')), 'latin1');
     const at = answer.indexOf('\r\n\r\n');
     const body = answer.subarray(at + 4);
     expect(answer.subarray(0, at).toString()).toContain(`Content-Length: ${Buffer.byteLength(long)}`);

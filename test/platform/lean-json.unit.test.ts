@@ -1,6 +1,6 @@
 import express from 'express';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { listen, rawAnswer, type Listening } from '../helpers/raw-http.ts';
+import { describe, expect, it } from 'vitest';
+import { expectSameBytes, listenedPair, rawAnswer } from '../helpers/raw-http.ts';
 import { leanJson } from '../../src/lib/http.ts';
 
 // leanJson (src/lib/http.ts, issue 28.2) must answer byte for byte what Express's res.json answers:
@@ -19,22 +19,19 @@ const routes = (app: express.Express) => {
   app.get('/error', (_req, res) => void res.status(400).json({ error: { type: 'invalid_request_error', message: '<b>&' } }));
 };
 
-let lean: Listening;
-let plain: Listening;
-
-beforeAll(async () => {
-  const a = express();
-  leanJson(a);
-  routes(a);
-  const b = express();
-  routes(b);
-  lean = await listen(a);
-  plain = await listen(b);
-});
-afterAll(() => {
-  lean.close();
-  plain.close();
-});
+const apps = listenedPair(
+  () => {
+    const a = express();
+    leanJson(a);
+    routes(a);
+    return a;
+  },
+  () => {
+    const b = express();
+    routes(b);
+    return b;
+  },
+);
 
 describe('leanJson', () => {
   const cases: Array<[string, string]> = [
@@ -52,14 +49,12 @@ describe('leanJson', () => {
   ];
   for (const [name, request] of cases) {
     it(`when a route answers ${name}, then the bytes are Express's own`, async () => {
-      const want = await rawAnswer(plain.port, request);
-      expect(want).toMatch(/^HTTP\/1\.1 \d{3}/);
-      expect(await rawAnswer(lean.port, request)).toBe(want);
+      await expectSameBytes(apps, request);
     });
   }
 
   it('when the body is long, then its Content-Length counts its bytes and it reads back as the object sent', async () => {
-    const answer = await rawAnswer(lean.port, 'GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
+    const answer = await rawAnswer(apps.lean.port, 'GET /big HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     const body = answer.slice(answer.indexOf('\r\n\r\n') + 4);
     expect(answer).toContain('Content-Type: application/json; charset=utf-8\r\n');
     expect(answer).toContain(`Content-Length: ${Buffer.byteLength(body, 'latin1')}\r\n`);
