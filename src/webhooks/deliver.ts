@@ -71,6 +71,8 @@ export interface DeliveryRun {
   retry(why: string, n: number): Promise<string>;
   /** Attempt `n` failed and was the last. */
   giveUp(why: string): string;
+  /** The attempt's request has ended (answered, failed or timed out); its outcome is not yet recorded. */
+  sent?(): void;
 }
 
 /** A BullMQ job's run: failing throws, so that BullMQ schedules the next attempt with the job's backoff. */
@@ -181,6 +183,7 @@ async function attempt(s: Services, run: DeliveryRun, d: AttemptContext): Promis
     // The endpoint's mode decides how local its target may be: a live endpoint never may.
     targetPolicy(s.config, d.livemode),
   );
+  run.sent?.();
   // If this attempt fails, the next one waits as many milliseconds.
   const { status, action } = await batchers(s).record.push({ id: d.id, endpointId: d.endpoint_id, n, result, retryDelayMs: run.retryDelayMs(n) });
   if (status === null) return `attempt ${n} was recorded by another run`;

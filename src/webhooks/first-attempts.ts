@@ -15,6 +15,8 @@ const RELEASE_FIRST_MS = 1000;
 const RELEASE_MAX_MS = 60_000;
 /** The failure counts kept at most (a delivery that fails here and succeeds elsewhere is never cleared). */
 const FAILURES_KEPT = 10_000;
+/** Runs of a worker at most, per request it may have in flight (runs past their request, recording). */
+export const RUNS_PER_SLOT = 4;
 
 /**
  * A delivery's run from the lane: no job. A failure that leaves the delivery PENDING becomes a
@@ -22,9 +24,10 @@ const FAILURES_KEPT = 10_000;
  * its next_attempt_at, and the reconcile pass brings it back. A throttled endpoint's delivery is
  * handed to the throttled queue with a slot reserved, as the fan-out does for one it knows is throttled.
  */
-function laneRun(jobs: DeliveryJobs, log: Logger, deliveryId: string, outcome: { failed: boolean }): DeliveryRun {
+function laneRun(jobs: DeliveryJobs, log: Logger, deliveryId: string, outcome: { failed: boolean }, sent: () => void): DeliveryRun {
   return {
     deliveryId,
+    sent,
     retryDelayMs: (n) => jobs.retryDelayMs(n),
     throttle: async (endpointId, rate) => {
       await jobs.add([deliveryId], new Map([[deliveryId, { endpointId, rate }]]));
@@ -49,7 +52,8 @@ function laneRun(jobs: DeliveryJobs, log: Logger, deliveryId: string, outcome: {
 
 /**
  * The worker of the first-attempt lane (lane.ts), run beside the delivery queue's BullMQ worker in
- * every worker process: up to `concurrency` deliveries at once, taken from the lane as many as it
+ * every worker process: up to `concurrency` requests in flight at once (and RUNS_PER_SLOT times as
+ * many runs, those past their request waiting on their record), taken from the lane as many as it
  * has room for in one script. When the lane is empty it waits on the wake list (BLPOP on a
  * connection of its own), so a new delivery starts at once and an idle worker asks Redis once a
  * second. `stop()` takes nothing more and resolves once the runs in flight have ended (each is
@@ -72,6 +76,12 @@ export function startFirstAttempts(s: Services, concurrency: number): { stop(): 
   const completed = s.metrics.jobDuration.labels({ queue: 'webhook-lane', outcome: 'completed' });
   const failed = s.metrics.jobDuration.labels({ queue: 'webhook-lane', outcome: 'failed' });
   const running = new Map<Promise<void>, string>();
+  // Runs whose request has not yet ended: at most `concurrency`, as many requests in flight as a
+  // client with that concurrency has. A run whose request ended goes on to its record and the end
+  // of its lease (up to RUNS_PER_SLOT × concurrency such runs): the records of the requests that
+  // end meanwhile then go in larger batches, while the next requests are already out.
+  let sending = 0;
+  const maxRuns = concurrency * RUNS_PER_SLOT;
   const failures = new Map<string, number>();
   // Lost renewals (Redis away) only shorten a lease: the run goes on, and its record decides.
   const renewal = setInterval(() => lane.renew(redis, [...running.values()], leaseMs).catch(() => {}), leaseMs / 2).unref();
@@ -83,7 +93,15 @@ export function startFirstAttempts(s: Services, concurrency: number): { stop(): 
     const t0 = performance.now();
     // Observed as a job's run would be: `failed` when its attempt failed (or it could not run).
     const outcome = { failed: false };
-    const p = runDelivery(s, laneRun(jobs, log, id, outcome))
+    sending++;
+    let holds = true;
+    const release = () => {
+      if (!holds) return;
+      holds = false;
+      sending--;
+      freed?.();
+    };
+    const p = runDelivery(s, laneRun(jobs, log, id, outcome, release))
       .then(
         async () => {
           (outcome.failed ? failed : completed).observe((performance.now() - t0) / 1000);
@@ -105,6 +123,7 @@ export function startFirstAttempts(s: Services, concurrency: number): { stop(): 
       )
       .finally(() => {
         running.delete(p);
+        release();
         freed?.();
       });
     running.set(p, id);
@@ -114,7 +133,8 @@ export function startFirstAttempts(s: Services, concurrency: number): { stop(): 
 
   const loop = (async () => {
     while (!stopped) {
-      if (running.size >= concurrency) {
+      const room = Math.min(concurrency - sending, maxRuns - running.size);
+      if (room <= 0) {
         await new Promise<void>((resolve) => (freed = resolve));
         freed = null;
         // Runs that end together (one record batch) free their slots together: taken in one script.
@@ -122,7 +142,7 @@ export function startFirstAttempts(s: Services, concurrency: number): { stop(): 
         continue;
       }
       try {
-        const taken = await lane.take(redis, concurrency - running.size, leaseMs);
+        const taken = await lane.take(redis, room, leaseMs);
         quiet = false;
         // Taken even as the worker stops: they run, and stop() waits for them.
         if (taken.reclaimed > 0) s.metrics.webhookLaneReclaimed.inc(taken.reclaimed);

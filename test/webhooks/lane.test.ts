@@ -1,7 +1,7 @@
 import postgres from 'postgres';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import type { Services } from '../../src/services.ts';
-import { startFirstAttempts } from '../../src/webhooks/first-attempts.ts';
+import { RUNS_PER_SLOT, startFirstAttempts } from '../../src/webhooks/first-attempts.ts';
 import { reconcileDeliveries } from '../../src/webhooks/deliver.ts';
 import { Lane } from '../../src/webhooks/lane.ts';
 import { startWorkers, type RunningWorkers } from '../../workers/index.ts';
@@ -124,6 +124,40 @@ describe('the first-attempt lane', () => {
     expect((await deliveryRows(t, event.id))[0]!.attempt_count).toBe(1);
     expect(rx.received.filter((r) => r.path === '/orphan')).toHaveLength(1);
     expect((await reclaimed()) - before).toBe(1);
+  });
+
+  it('when the records of sent attempts wait on Postgres, then the next requests go out meanwhile, up to RUNS_PER_SLOT runs per slot, and each delivery is recorded once', async () => {
+    const a = await t.account();
+    await createEndpoint(t, a.test, { url: `${rx.url}/records-wait` });
+    const concurrency = 2;
+    const events: Array<Awaited<ReturnType<typeof emit>>> = [];
+    for (let i = 0; i < concurrency * RUNS_PER_SLOT + 4; i++) events.push(await emit(t, a.accountId, false, 'payment.succeeded'));
+    const ids = (await Promise.all(events.map((e) => deliveryRows(t, e.id)))).flat().map((d) => d.id);
+    const arrived = () => rx.received.filter((r) => r.path === '/records-wait').length;
+    // The delivery rows locked by another transaction: each record (an update of its row) waits.
+    const blocker = await t.sql.reserve();
+    await blocker`begin`;
+    await blocker`select id from webhook_deliveries where id = any(${ids}) for update`;
+    const worker = startFirstAttempts(t.s, concurrency);
+    try {
+      // Not `concurrency` requests: each run frees its slot once its request has ended.
+      await eventually(async () => arrived() === concurrency * RUNS_PER_SLOT, 10_000, 20);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(arrived()).toBe(concurrency * RUNS_PER_SLOT);
+      expect((await lane().counts(t.s.redis)).active).toBe(concurrency * RUNS_PER_SLOT);
+    } finally {
+      await blocker`rollback`;
+      blocker.release();
+    }
+    try {
+      await eventually(async () => (await Promise.all(events.map((e) => deliveryRows(t, e.id)))).flat().every((r) => r.status === 'SUCCEEDED'), 10_000);
+    } finally {
+      await worker.stop();
+    }
+    expect(arrived()).toBe(events.length);
+    expect(new Set(rx.received.filter((r) => r.path === '/records-wait').map((r) => JSON.parse(r.body).id)).size).toBe(events.length);
+    expect((await Promise.all(events.map((e) => deliveryRows(t, e.id)))).flat().every((r) => r.attempt_count === 1)).toBe(true);
+    expect(await lane().holds(t.s.redis, ids)).toEqual(ids.map(() => false));
   });
 
   it('when an endpoint gets a rate limit while its delivery waits in the lane, then the delivery goes through the throttled queue', async () => {
