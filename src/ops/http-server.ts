@@ -28,7 +28,9 @@ export function listenFailure(port: number, err: NodeJS.ErrnoException): string 
 
 /** An HTTP server on `port` that can be drained; rejects with a StartupError when the port cannot be taken. */
 export async function listenGracefully(handler: RequestListener, port: number): Promise<GracefulServer> {
-  const server = http.createServer();
+  // A request without a body (no Content-Length, no Transfer-Encoding: a GET) is not made a stream
+  // that emits 'data', 'end' and 'close': Node marks it read at once (nothing here reads such a body).
+  const server = http.createServer({ optimizeEmptyRequests: true });
   // Responses in progress on each open connection (usually one; more when a client pipelines).
   const open = new Map<net.Socket, Set<ServerResponse>>();
   let draining = false;
@@ -41,20 +43,22 @@ export async function listenGracefully(handler: RequestListener, port: number): 
     open.set(socket, new Set());
     socket.once('close', () => open.delete(socket));
   });
-  // Registered before the application's listener, so it sees every request first.
+  // Every request is seen here first, then handed to the application (one listener: no array of them to copy per request).
   server.on('request', (req, res) => {
     const socket = req.socket;
     const inProgress = open.get(socket);
-    if (!inProgress) return;
-    inProgress.add(res);
-    if (draining) res.setHeader('Connection', 'close');
-    res.once('close', () => {
-      inProgress.delete(res);
-      // Its headers went out before the drain began (they said keep-alive): nothing more will come.
-      if (draining && inProgress.size === 0) closeGently(socket);
-    });
+    if (inProgress) {
+      inProgress.add(res);
+      if (draining) res.setHeader('Connection', 'close');
+      // A response closes once.
+      res.on('close', () => {
+        inProgress.delete(res);
+        // Its headers went out before the drain began (they said keep-alive): nothing more will come.
+        if (draining && inProgress.size === 0) closeGently(socket);
+      });
+    }
+    handler(req, res);
   });
-  server.on('request', handler);
 
   await new Promise<void>((resolve, reject) => {
     const failed = (err: NodeJS.ErrnoException) => reject(new StartupError(listenFailure(port, err)));
