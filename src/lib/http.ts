@@ -224,6 +224,21 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
   res.status(apiError.status).json(apiError.toBody());
 };
 
+/** A conditional request (If-None-Match, If-Modified-Since), which Express's send may answer 304: left to it. */
+export const isConditional = (req: express.Request): boolean =>
+  req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined;
+
+/**
+ * A whole body in one `res.end`, with the headers Express's send gives a string (`Content-Type` as
+ * given, `Content-Length` in bytes); a HEAD gets the headers only. The status is the response's own.
+ */
+export function endWhole(res: express.Response, contentType: string, body: string): void {
+  res.setHeader('Content-Type', contentType);
+  res.setHeader('Content-Length', Buffer.byteLength(body, 'utf8'));
+  if (res.req.method === 'HEAD') res.end();
+  else res.end(body, 'utf8');
+}
+
 /**
  * `res.json` for this app (issue 28.2): the same bytes and headers as Express's (`Content-Type:
  * application/json; charset=utf-8`, `Content-Length`), written with one `res.end`. Express's own
@@ -245,8 +260,7 @@ export function leanJson(app: express.Express): void {
       status === 204 ||
       status === 205 ||
       status === 304 ||
-      req.headers['if-none-match'] !== undefined ||
-      req.headers['if-modified-since'] !== undefined ||
+      isConditional(req) ||
       this.hasHeader('content-type') ||
       this.hasHeader('transfer-encoding') ||
       settings['json replacer'] !== undefined ||
@@ -258,9 +272,7 @@ export function leanJson(app: express.Express): void {
     }
     const body = JSON.stringify(obj) as string | undefined;
     if (body === undefined) return expressJson.call(this, obj);
-    this.setHeader('Content-Type', 'application/json; charset=utf-8');
-    this.setHeader('Content-Length', Buffer.byteLength(body));
-    this.end(body, 'utf8');
+    endWhole(this, 'application/json; charset=utf-8', body);
     return this;
   };
 }

@@ -1,5 +1,6 @@
 import type { Response } from 'express';
 import escapeText from 'escape-html';
+import { endWhole, isConditional } from '../lib/http.ts';
 
 /**
  * A tiny HTML template tag: every interpolated value is escaped unless it is itself `Html`
@@ -57,14 +58,9 @@ export const raw = (s: string): Html => new Html(s);
  * sets no ETag (`etag` is off, src/app.ts) and no page sets Last-Modified. A HEAD gets the headers only, as there.
  */
 export function sendHtml(res: Response, status: number, body: string): void {
-  const req = res.req;
-  if (req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined) {
+  if (isConditional(res.req)) {
     res.status(status).type('html').send(body);
     return;
   }
-  res.status(status);
-  res.setHeader('Content-Type', 'text/html; charset=utf-8');
-  res.setHeader('Content-Length', Buffer.byteLength(body, 'utf8'));
-  if (req.method === 'HEAD') res.end();
-  else res.end(body, 'utf8');
+  endWhole(res.status(status), 'text/html; charset=utf-8', body);
 }
