@@ -105,8 +105,8 @@ export async function listSessions(sql: Sql, o: Owner, p: ListSessions): Promise
   return sql<SessionRow[]>`
     select * from checkout_sessions
     where account_id = ${o.accountId} and livemode = ${o.livemode}
-      ${p.status !== undefined ? sql`and status = ${p.status}` : sql``}
-      ${customerOf(p) !== undefined ? sql`and customer_id = ${customerOf(p)!}` : sql``}
+      ${p.status !== undefined ? sql`and status = ${p.status}` : k.none}
+      ${customerOf(p) !== undefined ? sql`and customer_id = ${customerOf(p)!}` : k.none}
       ${k.where}
     ${k.order} limit ${k.limit}`;
 }

@@ -1,3 +1,4 @@
+import type { PendingQuery, Row } from 'postgres';
 import type { Db, Sql } from '../db/sql.ts';
 import { newId } from '../lib/ids.ts';
 import { keyset, type PageParams } from '../lib/pagination.ts';
@@ -39,11 +40,24 @@ export async function insertCustomer(sql: Db, o: Owner, input: CreateCustomer, t
               ${input.last_name ?? ''}, ${input.phone ?? null}, ${input.company_name ?? null}, ${input.notes ?? null},
               ${sql.json(metadataOnCreate(input.metadata))}, ${twin})
       returning *
-    )${twin === null ? sql`, due as (
-      insert into processor_customers_due (id, livemode) select id, livemode from c
-    )` : sql``}
+    )${twinWork(sql, twin === null)}
     select * from c`;
   return row!;
+}
+
+/**
+ * `, due as (…)`, the new customer's row on the processor-twin work list, or nothing: fragments
+ * without values, made once per connection pool or transaction (a fragment is a query object of its
+ * own: `sql``` on every create cost a few µs, issue 28; src/lib/pagination.ts does the same).
+ */
+const twinWorkParts = new WeakMap<Db, { due: PendingQuery<Row[]>; none: PendingQuery<Row[]> }>();
+function twinWork(sql: Db, due: boolean): PendingQuery<Row[]> {
+  let parts = twinWorkParts.get(sql);
+  if (!parts) {
+    parts = { due: sql`, due as (insert into processor_customers_due (id, livemode) select id, livemode from c)`, none: sql`` };
+    twinWorkParts.set(sql, parts);
+  }
+  return due ? parts.due : parts.none;
 }
 
 export async function findCustomer(sql: Db, o: Owner, id: string): Promise<CustomerRow | undefined> {
@@ -87,7 +101,7 @@ export async function listCustomers(sql: Sql, o: Owner, p: PageParams & { email?
   return sql<CustomerRow[]>`
     select * from customers
     where account_id = ${o.accountId} and livemode = ${o.livemode}
-      ${p.email !== undefined ? sql`and email = ${p.email}` : sql``}
+      ${p.email !== undefined ? sql`and email = ${p.email}` : k.none}
       ${k.where}
     ${k.order} limit ${k.limit}`;
 }

@@ -100,6 +100,8 @@ export function keyset(sql: postgres.Sql, p: PageParams, column = 'id') {
     where: p.starting_after ? sql`and ${fixed.col} < ${p.starting_after}` : backward ? sql`and ${fixed.col} > ${p.ending_before!}` : fixed.none,
     order: backward ? fixed.asc : fixed.desc,
     limit: limit <= MAX_FIXED_LIMIT ? (fixed.limits[limit] ??= sql.unsafe(String(limit))) : sql.unsafe(String(limit)),
+    /** An empty fragment made once, for the list's own filters that were not asked for (`sql``` would make a query each). */
+    none: fixed.none,
   };
 }
 

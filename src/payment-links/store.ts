@@ -98,8 +98,8 @@ export async function listLinks(
   return sql<PaymentLinkRow[]>`
     select ${withPath(sql)} from payment_links
     where account_id = ${o.accountId} and livemode = ${o.livemode}
-      ${p.status !== undefined ? sql`and status = ${p.status}` : sql``}
-      ${p.type !== undefined ? sql`and type = ${p.type}` : sql``}
+      ${p.status !== undefined ? sql`and status = ${p.status}` : k.none}
+      ${p.type !== undefined ? sql`and type = ${p.type}` : k.none}
       ${k.where}
     ${k.order} limit ${k.limit}`;
 }

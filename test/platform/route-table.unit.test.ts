@@ -45,7 +45,7 @@ function mounts(templates: () => Templates): Mount[] {
       case 'reject':
         return Promise.reject(new Error('rejected'));
       case 'reject-empty':
-        return Promise.reject(); // eslint-disable-line @typescript-eslint/prefer-promise-reject-errors
+        return Promise.reject();
       case 'route':
         return next('route');
       case 'router':
