@@ -10,8 +10,6 @@ import { describe, expect, it } from 'vitest';
 // the default out of the parameter list and sets the same value in the body.
 interface QueryLike {
   options: Record<string, unknown>;
-  strings: readonly string[];
-  args: unknown[];
 }
 type QueryClass = (new (strings: readonly string[], args: unknown[], handler: () => void, canceller: () => void, options?: object) => QueryLike) & {
   length: number;
