@@ -1,4 +1,5 @@
 import type { Db, Sql, TxSql } from '../db/sql.ts';
+import { emptyFragment } from '../lib/fragments.ts';
 import { customerOf, keyset } from '../lib/pagination.ts';
 import type { LineItem, ListSessions } from './schema.ts';
 import type { Owner } from '../lib/owner.ts';
@@ -105,8 +106,8 @@ export async function listSessions(sql: Sql, o: Owner, p: ListSessions): Promise
   return sql<SessionRow[]>`
     select * from checkout_sessions
     where account_id = ${o.accountId} and livemode = ${o.livemode}
-      ${p.status !== undefined ? sql`and status = ${p.status}` : k.none}
-      ${customerOf(p) !== undefined ? sql`and customer_id = ${customerOf(p)!}` : k.none}
+      ${p.status !== undefined ? sql`and status = ${p.status}` : emptyFragment(sql)}
+      ${customerOf(p) !== undefined ? sql`and customer_id = ${customerOf(p)!}` : emptyFragment(sql)}
       ${k.where}
     ${k.order} limit ${k.limit}`;
 }

@@ -1,5 +1,5 @@
-import type { PendingQuery, Row } from 'postgres';
 import type { Db, Sql } from '../db/sql.ts';
+import { emptyFragment, fragmentOnce } from '../lib/fragments.ts';
 import { newId } from '../lib/ids.ts';
 import { keyset, type PageParams } from '../lib/pagination.ts';
 import { mergeMetadata, metadataOnCreate } from '../lib/validate.ts';
@@ -40,25 +40,13 @@ export async function insertCustomer(sql: Db, o: Owner, input: CreateCustomer, t
               ${input.last_name ?? ''}, ${input.phone ?? null}, ${input.company_name ?? null}, ${input.notes ?? null},
               ${sql.json(metadataOnCreate(input.metadata))}, ${twin})
       returning *
-    )${twinWork(sql, twin === null)}
+    )${twin === null ? fragmentOnce(sql, twinWorkCte) : emptyFragment(sql)}
     select * from c`;
   return row!;
 }
 
-/**
- * `, due as (…)`, the new customer's row on the processor-twin work list, or nothing: fragments
- * without values, made once per connection pool or transaction (a fragment is a query object of its
- * own: `sql``` on every create cost a few µs, issue 28; src/lib/pagination.ts does the same).
- */
-const twinWorkParts = new WeakMap<Db, { due: PendingQuery<Row[]>; none: PendingQuery<Row[]> }>();
-function twinWork(sql: Db, due: boolean): PendingQuery<Row[]> {
-  let parts = twinWorkParts.get(sql);
-  if (!parts) {
-    parts = { due: sql`, due as (insert into processor_customers_due (id, livemode) select id, livemode from c)`, none: sql`` };
-    twinWorkParts.set(sql, parts);
-  }
-  return due ? parts.due : parts.none;
-}
+/** The new customer's row on the processor-twin work list, a CTE after `c` (made once per pool or transaction). */
+const twinWorkCte = (sql: Db) => sql`, due as (insert into processor_customers_due (id, livemode) select id, livemode from c)`;
 
 export async function findCustomer(sql: Db, o: Owner, id: string): Promise<CustomerRow | undefined> {
   const [row] = await sql<CustomerRow[]>`
@@ -101,7 +89,7 @@ export async function listCustomers(sql: Sql, o: Owner, p: PageParams & { email?
   return sql<CustomerRow[]>`
     select * from customers
     where account_id = ${o.accountId} and livemode = ${o.livemode}
-      ${p.email !== undefined ? sql`and email = ${p.email}` : k.none}
+      ${p.email !== undefined ? sql`and email = ${p.email}` : emptyFragment(sql)}
       ${k.where}
     ${k.order} limit ${k.limit}`;
 }

@@ -3,6 +3,7 @@ import type postgres from 'postgres';
 import { ApiError, invalidParam } from './errors.ts';
 import { isId, type IdPrefix } from './ids.ts';
 import { text, validate } from './validate.ts';
+import { emptyFragment } from './fragments.ts';
 
 /**
  * Keyset pagination on time-ordered ids (DESIGN 2). A cursor is only compared, never looked up,
@@ -97,18 +98,15 @@ export function keyset(sql: postgres.Sql, p: PageParams, column = 'id') {
   const backward = p.ending_before !== undefined;
   const limit = Math.trunc(p.limit) + 1;
   return {
-    where: p.starting_after ? sql`and ${fixed.col} < ${p.starting_after}` : backward ? sql`and ${fixed.col} > ${p.ending_before!}` : fixed.none,
+    where: p.starting_after ? sql`and ${fixed.col} < ${p.starting_after}` : backward ? sql`and ${fixed.col} > ${p.ending_before!}` : emptyFragment(sql),
     order: backward ? fixed.asc : fixed.desc,
     limit: limit <= MAX_FIXED_LIMIT ? (fixed.limits[limit] ??= sql.unsafe(String(limit))) : sql.unsafe(String(limit)),
-    /** An empty fragment made once, for the list's own filters that were not asked for (`sql``` would make a query each). */
-    none: fixed.none,
   };
 }
 
 /** The parts of keyset queries without a value of the caller's, made once per pool and column. */
 interface FixedParts {
   col: postgres.Helper<string>;
-  none: postgres.PendingQuery<postgres.Row[]>;
   asc: postgres.PendingQuery<postgres.Row[]>;
   desc: postgres.PendingQuery<postgres.Row[]>;
   /** `limit + 1`, by value, made when first asked for (the query schema allows 1 to 100). */
@@ -131,7 +129,6 @@ function fixedParts(sql: postgres.Sql, column: string): FixedParts {
     const col = sql(column);
     parts = {
       col,
-      none: sql``,
       asc: sql`order by ${col} asc`,
       desc: sql`order by ${col} desc`,
       limits: [],

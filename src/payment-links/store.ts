@@ -1,4 +1,5 @@
 import type { Db, Sql, TxSql } from '../db/sql.ts';
+import { emptyFragment } from '../lib/fragments.ts';
 import { isId } from '../lib/ids.ts';
 import { keyset, type PageParams } from '../lib/pagination.ts';
 import type { LinkSource, LinkStatus, LinkType } from './schema.ts';
@@ -98,8 +99,8 @@ export async function listLinks(
   return sql<PaymentLinkRow[]>`
     select ${withPath(sql)} from payment_links
     where account_id = ${o.accountId} and livemode = ${o.livemode}
-      ${p.status !== undefined ? sql`and status = ${p.status}` : k.none}
-      ${p.type !== undefined ? sql`and type = ${p.type}` : k.none}
+      ${p.status !== undefined ? sql`and status = ${p.status}` : emptyFragment(sql)}
+      ${p.type !== undefined ? sql`and type = ${p.type}` : emptyFragment(sql)}
       ${k.where}
     ${k.order} limit ${k.limit}`;
 }
