@@ -18,11 +18,11 @@ import {
   throttledAnswer,
   unreadableFields,
 } from '../pages/index.ts';
-import { sendHtml, type PageBrand } from '../pages/index.ts';
+import { sendHtml, sendSlotted, SlottedPages, type PageBrand } from '../pages/index.ts';
 import type { Services } from '../services.ts';
 import { chargesEnabled } from '../processor/select.ts';
 import { ViewRecorder } from './view-counter.ts';
-import { endedPage, linkPage, notFoundPage, paymentsOffPage, thanksPage, type LinkOffers, type PayerForm } from './views.ts';
+import { endedPage, linkPage, notFoundPage, paymentsOffPage, SHOWN_FIELDS, thanksPage, type LinkOffers, type PayerForm } from './views.ts';
 import { newPlanChoice, planOffers, readPlanForm, testCalendar, validPlanEmail } from '../installments/offer.ts';
 import { parseSource, SLUG_PATTERN, type LinkSource } from './schema.ts';
 import { closedReason, startCheckout, type Payer } from './service.ts';
@@ -32,6 +32,9 @@ import { ownerOf } from '../lib/owner.ts';
 
 /** The path the public link pages are mounted at: the path part of PUBLIC_LINK_URL ('' for the root). */
 export const paymentLinkMountPath = (publicLinkUrl: string): string => new URL(publicLinkUrl).pathname.replace(/\/+$/, '');
+
+/** Link pages kept as bytes (SlottedPages): a page is about 8 KB, so at most about 8 MB. */
+const FIRST_FORMS_KEPT = 1_000;
 
 const PHONE = /^\+?[0-9 ().-]{6,32}$/;
 const isEmail = (v: string) => z.email().safeParse(v).success;
@@ -72,6 +75,7 @@ export function paymentLinkPagesRouter(s: Services): Router {
   const limits = hostedPageLimits(s);
   const security = hostedPageSecurity();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
+  const firstForms = new SlottedPages(FIRST_FORMS_KEPT);
 
   /** The link of the URL; null when the segment cannot be a link (left to the routes after this one). */
   async function load(req: Request, res: Response): Promise<PaymentLinkRow | null | undefined> {
@@ -100,11 +104,19 @@ export function paymentLinkPagesRouter(s: Services): Router {
     return { offers, shortened: calendar.interval !== null };
   }
 
-  async function showForm(req: Request, res: Response, link: PaymentLinkRow, source: LinkSource, status: number, state: PayerForm = {}) {
+  async function showForm(req: Request, res: Response, link: PaymentLinkRow, source: LinkSource, status: number, state?: PayerForm) {
     allowFormTargets(res, [s.config.checkoutUrl]);
     const token = await csrf.token(req, res, link.id);
     const brand = await branding(res, link);
-    sendHtml(res, status, linkPage(link, brand, `${base}/${encodeURIComponent(String(req.params.key))}`, token, source, state, offersOf(link, brand)));
+    const action = `${base}/${encodeURIComponent(String(req.params.key))}`;
+    const offers = offersOf(link, brand);
+    // The form as first shown (nothing typed, no plan dated from now): its bytes made once, by what it shows.
+    if (state === undefined && offers === null) {
+      const key = JSON.stringify([SHOWN_FIELDS.map((f) => link[f]), brand.business_name, brand.brand_color, brand.logo_url, action, source]);
+      const page = firstForms.get(key, (slot) => linkPage(link, brand, action, slot, source));
+      if (page) return sendSlotted(res, status, page, token);
+    }
+    sendHtml(res, status, linkPage(link, brand, action, token, source, state, offers));
   }
 
   r.get('/:key', security, page(async (req, res, link) => {

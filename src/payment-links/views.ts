@@ -22,18 +22,22 @@ export interface LinkOffers {
   shortened: boolean;
 }
 
-const money = (l: PaymentLinkRow) => formatAmount(l.amount_cents, l.currency);
+/** The fields of a link its pages show (the key of the link page's bytes: src/payment-links/pages.ts). */
+export const SHOWN_FIELDS = ['livemode', 'description', 'amount_cents', 'currency', 'collect_name', 'collect_email', 'collect_phone'] as const;
+type Shown = Pick<PaymentLinkRow, (typeof SHOWN_FIELDS)[number]>;
+
+const money = (l: Shown) => formatAmount(l.amount_cents, l.currency);
 /**
  * The heading of the public page. The link's `name` is internal (the merchant's dashboard name,
  * spec 5.5) and never shown to payers: the description, else the business name, else "Payment".
  */
-export const publicTitle = (l: PaymentLinkRow, brand: PageBrand): string => l.description ?? brand.business_name ?? 'Payment';
-const testMode = (l: PaymentLinkRow) => (l.livemode ? '' : html`<span class="status off">Test mode</span>`);
+export const publicTitle = (l: Shown, brand: PageBrand): string => l.description ?? brand.business_name ?? 'Payment';
+const testMode = (l: Shown) => (l.livemode ? '' : html`<span class="status off">Test mode</span>`);
 /** The badges above the heading, on one line: test mode, and the state when it is not the usual one. */
-const badges = (l: PaymentLinkRow, state?: string) =>
+const badges = (l: Shown, state?: string) =>
   l.livemode && !state ? html`` : html`<p class="merchant">${testMode(l)} ${state ? html`<span class="status off">${state}</span>` : ''}</p>`;
 
-function summary(l: PaymentLinkRow, brand: PageBrand): Html {
+function summary(l: Shown, brand: PageBrand): Html {
   return html`${badges(l)}
 <h1>${publicTitle(l, brand)}</h1>
 <p class="amount">${money(l)}</p>`;
@@ -56,7 +60,7 @@ ${error ? html`<p class="alert error" id="${id}-error">${error}</p>` : ''}
  * authorisation), the box to tick for a plan and, when the link does not collect the email, an
  * email field needed for a plan only.
  */
-export function linkPage(l: PaymentLinkRow, brand: PageBrand, action: string, csrf: string, source: LinkSource, form: PayerForm = {}, plans: LinkOffers | null = null): string {
+export function linkPage(l: Shown, brand: PageBrand, action: string, csrf: string, source: LinkSource, form: PayerForm = {}, plans: LinkOffers | null = null): string {
   const hasErrors = (form.errors && Object.keys(form.errors).length > 0) || (form.plan?.errors && Object.keys(form.plan.errors).length > 0);
   const offering = plans && plans.offers.length > 0;
   const emailForPlan = offering && !l.collect_email;

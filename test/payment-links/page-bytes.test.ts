@@ -1,0 +1,80 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useTestServer } from '../helpers/server.ts';
+import { createLink } from './helpers.ts';
+import { pathOf, Payer } from '../helpers/payer.ts';
+
+// src/payment-links/pages.ts: the form of a link as first shown is kept as bytes (SlottedPages) by
+// what it shows, with each load's CSRF token filled in. Every load must still be its own page: a
+// token of its own, and what the link and the account show now.
+const t = useTestServer();
+let key: string;
+beforeAll(async () => {
+  key = (await t.account()).test;
+});
+
+const TOKEN = /name="_csrf" value="([^"]+)"/;
+const withoutToken = (html: string) => html.replace(TOKEN, 'name="_csrf" value=""');
+
+describe('the link page kept as bytes', () => {
+  it('when two payers open the page, then each gets a token of its own in the same page, and each token opens a session', async () => {
+    const link = await createLink(t, key, { collect_email: true, description: 'Tea for two' });
+    const a = new Payer(t);
+    const b = new Payer(t);
+    const pageA = await a.get(pathOf(link.url));
+    const pageB = await b.get(pathOf(link.url));
+    expect([pageA.status, pageB.status]).toEqual([200, 200]);
+    expect(a.token).not.toBe(b.token);
+    expect(a.cookie).not.toBe(b.cookie);
+    expect(withoutToken(pageA.html)).toBe(withoutToken(pageB.html));
+    expect(Number(pageA.headers.get('content-length'))).toBe(Buffer.byteLength(pageA.html));
+    for (const p of [a, b]) {
+      const posted = await p.post(pathOf(link.url), { email: 'payer@example.com' });
+      expect(posted.status).toBe(303);
+    }
+    // A token is good only with its own cookie.
+    const crossed = new Payer(t);
+    crossed.cookie = a.cookie;
+    crossed.token = b.token;
+    expect((await crossed.post(pathOf(link.url), { email: 'payer@example.com' })).status).toBe(403);
+    expect(await t.sql`select 1 from checkout_sessions where payment_link_id = ${link.id}`).toHaveLength(2);
+  });
+
+  it('when the link or the account changes, then the next load shows the change', async () => {
+    const { test, accountId } = await t.account();
+    const link = await createLink(t, test, { description: 'Before' });
+    const p = new Payer(t);
+    expect((await p.get(pathOf(link.url))).html).toContain('Before');
+    const patched = await t.request('PATCH', `/v1/payment-links/${link.id}`, { key: test, body: { description: 'After' } });
+    expect(patched.status).toBe(200);
+    const after = await p.get(pathOf(link.url));
+    expect(after.html).toContain('After');
+    expect(after.html).not.toContain('Before');
+
+    // The branding as the dashboard's settings page stores it (src/auth/keys.ts, setBranding).
+    await t.sql`update accounts set business_name = 'Leaf & Co', brand_color = '#0a5c36' where id = ${accountId}`;
+    const brandedPage = await p.get(pathOf(link.url));
+    expect(brandedPage.html).toContain('Leaf &amp; Co');
+    expect(brandedPage.html).toContain('#0a5c36');
+    expect(brandedPage.headers.get('content-security-policy')).toContain("'sha256-");
+  });
+
+  it('when the page is opened from different sources, then each form carries its own source', async () => {
+    const link = await createLink(t, key);
+    const p = new Payer(t);
+    const qr = await p.get(`${pathOf(link.url)}?src=QR`);
+    const direct = await p.get(pathOf(link.url));
+    expect(qr.html).toContain('name="src" value="QR"');
+    expect(direct.html).toContain('name="src" value="DIRECT"');
+  });
+
+  it('when the page is asked with HEAD, then it has the headers and length of the page and no body', async () => {
+    const link = await createLink(t, key);
+    const head = await fetch(link.url, { method: 'HEAD' });
+    const get = await fetch(link.url, { headers: { cookie: head.headers.get('set-cookie')!.split(';')[0]! } });
+    const html = await get.text();
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(Number(head.headers.get('content-length'))).toBe(Buffer.byteLength(html));
+    expect(await head.text()).toBe('');
+  });
+});
