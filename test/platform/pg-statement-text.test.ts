@@ -4,10 +4,11 @@ import { pathToFileURL } from 'node:url';
 import postgres from 'postgres';
 import { describe, expect, inject, it } from 'vitest';
 
-// patches/postgres+3.4.9.patch, plainText and signatureOf: a statement whose values are all plain
-// (no fragment, helper or identifier) gets its text made once per call site (the template's
-// strings) and its signature once per call site and types, instead of both joined, flattened and
-// hashed again for every query. The answers must stay those of the unpatched module.
+// patches/postgres+3.4.9.patch, plainStatement and signatureOf: a statement of plain values (no
+// helper, identifier or fragment with values of its own; fragments without values are part of its
+// text) gets its text made once per call site and set of such fragments, and its signature once
+// per set of types, instead of both joined, flattened and hashed again for every query. The
+// answers must stay those of the unpatched module.
 // The server's own database: these tests make no tables.
 const server = new URL(inject('databaseUrl'));
 server.pathname = '/postgres';
@@ -70,6 +71,26 @@ describe('statement texts made once per call site (patched)', () => {
     }
   });
 
+  it('when a call site gets fragments without values made once, in turns, then each statement has its own text and values', async () => {
+    const { sql, seen } = recorded();
+    // As src/lib/fragments.ts makes them: once per pool, reused by every statement.
+    const none = sql``;
+    const evenOnly = sql`and n % 2 = 0`;
+    const count = (below: number, filter: typeof none) => sql<{ x: number }[]>`select count(*)::int as x from generate_series(1, ${below}) n where true ${filter}`;
+    try {
+      const answers = [];
+      for (const [below, filter] of [[10, none], [10, evenOnly], [7, none], [7, evenOnly]] as const) answers.push((await count(below, filter))[0]!.x);
+      expect(answers).toEqual([10, 5, 7, 3]);
+      const text = (f: string) => `select count(*)::int as x from generate_series(1, $1) n where true ${f}`;
+      expect(seen.map((d) => d.text)).toEqual([text(''), text('and n % 2 = 0'), text(''), text('and n % 2 = 0')]);
+      // A fragment with values of its own is written out as before, its values numbered after the statement's.
+      expect((await count(10, sql`and n > ${8}`))[0]!.x).toBe(2);
+      expect(seen.at(-1)).toEqual({ text: text('and n > $2'), params: ['10', '8'] });
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  });
+
   it('when the values of one call site change type, then each set of types gets its own prepared statement', async () => {
     const sql = postgres(url, { max: 1, onnotice: () => {}, types: { int8: { to: 20, from: [20], serialize: (n: number) => String(n), parse: (x: string) => Number(x) } } });
     // The parameter's type is the value's (a timestamptz, a boolean, unknown for a string): a
@@ -97,7 +118,7 @@ describe('statement texts made once per call site (patched)', () => {
 
   it.each(['src', 'cjs/src', 'cf/src'])('the %s build carries the patch', async (dir) => {
     const file = path.resolve('node_modules/postgres', dir, 'types.js');
-    const types = (dir === 'cjs/src' ? createRequire(import.meta.url)(file) : await import(pathToFileURL(file).href)) as { plainTexts?: unknown };
-    expect(types.plainTexts).toBeInstanceOf(WeakMap);
+    const types = (dir === 'cjs/src' ? createRequire(import.meta.url)(file) : await import(pathToFileURL(file).href)) as { plainStatement?: unknown };
+    expect(typeof types.plainStatement).toBe('function');
   });
 });
