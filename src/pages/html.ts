@@ -75,8 +75,8 @@ export interface SlottedPage {
 
 /**
  * Pages rendered once per process and sent as bytes with one value filled in per request (issue 28:
- * a link page was rendered, joined and copied out of its pieces again on every load, 10 of the 56
- * KB it allocated per request). `get` renders with `slot` standing where the value goes, and keeps
+ * a link page was rendered, joined and copied out of its pieces again on every load, about 15 of
+ * the 56 KB it allocated per request). `get` renders with `slot` standing where the value goes, and keeps
  * the bytes before and after it; a page in which the slot is not found exactly once is not kept
  * (null: render it the ordinary way). The key must name everything the page is made from but the
  * value. At most `max` pages, the oldest dropped first.

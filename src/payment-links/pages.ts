@@ -33,7 +33,7 @@ import { ownerOf } from '../lib/owner.ts';
 /** The path the public link pages are mounted at: the path part of PUBLIC_LINK_URL ('' for the root). */
 export const paymentLinkMountPath = (publicLinkUrl: string): string => new URL(publicLinkUrl).pathname.replace(/\/+$/, '');
 
-/** Link pages kept as bytes (SlottedPages): a page is about 8 KB, so at most about 8 MB. */
+/** Link pages kept as bytes (SlottedPages): a page is about 7 KB, so at most about 7 MB. */
 const FIRST_FORMS_KEPT = 1_000;
 
 const PHONE = /^\+?[0-9 ().-]{6,32}$/;
@@ -110,9 +110,10 @@ export function paymentLinkPagesRouter(s: Services): Router {
     const brand = await branding(res, link);
     const action = `${base}/${encodeURIComponent(String(req.params.key))}`;
     const offers = offersOf(link, brand);
-    // The form as first shown (nothing typed, no plan dated from now): its bytes made once, by what it shows.
+    // The form as first shown (nothing typed, no plan dated from now): its bytes made once, keyed by
+    // what it shows (the link's shown fields, every field of the branding, the action, the source).
     if (state === undefined && offers === null) {
-      const key = JSON.stringify([SHOWN_FIELDS.map((f) => link[f]), brand.business_name, brand.brand_color, brand.logo_url, action, source]);
+      const key = JSON.stringify([SHOWN_FIELDS.map((f) => link[f]), Object.values(brand), action, source]);
       const page = firstForms.get(key, (slot) => linkPage(link, brand, action, slot, source));
       if (page) return sendSlotted(res, status, page, token);
     }
