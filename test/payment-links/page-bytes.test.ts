@@ -39,6 +39,18 @@ describe('the link page kept as bytes', () => {
     expect(await t.sql`select 1 from checkout_sessions where payment_link_id = ${link.id}`).toHaveLength(2);
   });
 
+  it('when 40 payers open a new link at once, then each gets the same page with a token of its own that opens a session', async () => {
+    const link = await createLink(t, key, { collect_email: true, description: 'Opening night' });
+    const payers = Array.from({ length: 40 }, () => new Payer(t));
+    const pages = await Promise.all(payers.map((p) => p.get(pathOf(link.url))));
+    expect(pages.map((p) => p.status)).toEqual(Array(40).fill(200));
+    expect(new Set(pages.map((p) => withoutToken(p.html))).size).toBe(1);
+    expect(new Set(payers.map((p) => p.token)).size).toBe(40);
+    const posted = await Promise.all(payers.slice(0, 10).map((p) => p.post(pathOf(link.url), { email: 'payer@example.com' })));
+    expect(posted.map((p) => p.status)).toEqual(Array(10).fill(303));
+    expect(await t.sql`select 1 from checkout_sessions where payment_link_id = ${link.id}`).toHaveLength(10);
+  });
+
   it('when the link or the account changes, then the next load shows the change', async () => {
     const { test, accountId } = await t.account();
     const link = await createLink(t, test, { description: 'Before' });

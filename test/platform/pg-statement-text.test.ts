@@ -106,6 +106,25 @@ describe('statement texts made once per call site (patched)', () => {
     }
   });
 
+  it('when 400 queries of one call site run at once on a pool of 4, then each gets its own answer', async () => {
+    // Each connection prepares the statement for itself; the text and signature are shared.
+    const sql = postgres(url, { max: 4, onnotice: () => {} });
+    const echo = (i: number, v: unknown) => sql<{ i: number; v: string }[]>`select ${i}::int as i, ${v as never}::text as v`;
+    try {
+      const values = Array.from({ length: 400 }, (_, i) => (i % 3 === 0 ? `s${i}` : i % 3 === 1 ? i % 2 === 0 : new Date(Date.UTC(2026, 0, 1 + (i % 28)))));
+      const answers = await Promise.all(values.map((v, i) => echo(i, v)));
+      for (const [i, [row]] of answers.entries()) {
+        expect(row!.i).toBe(i);
+        const v = values[i];
+        if (typeof v === 'string') expect(row!.v).toBe(v);
+        else if (typeof v === 'boolean') expect(row!.v).toBe(String(v));
+        else expect(row!.v).toMatch(new RegExp(`^2026-01-${String(v!.getUTCDate()).padStart(2, '0')} 00:00:00`));
+      }
+    } finally {
+      await sql.end({ timeout: 1 });
+    }
+  });
+
   it('when a value is undefined, then the query fails as before, naming it', async () => {
     const sql = postgres(url, { max: 1, onnotice: () => {} });
     try {
