@@ -257,6 +257,12 @@ export function createMetrics(opts: { poolStats: () => PoolState | null }) {
       labelNames: ['currency', 'mode'],
       registers,
     }),
+    linkForms: new Counter({
+      name: 'payment_link_forms_total',
+      help: 'Payment link forms sent, by outcome: kept (sent from the bytes kept for that page), new (rendered, then kept), rendered (rendered for that load only: typed input, installment plans, a page that could not be kept).',
+      labelNames: ['outcome'],
+      registers,
+    }),
     // Exports (issue 27): rows written by both paths, runs ended by outcome, bytes served from stored files.
     exportRows: new Counter({ name: 'export_rows_total', help: 'CSV rows written by exports, by dataset and source (stream: a GET answered as read; run: a job writing a stored file).', labelNames: ['dataset', 'source'], registers }),
     exportRuns: new Counter({ name: 'export_runs_finished_total', help: 'Export runs ended, by dataset and outcome (succeeded, failed).', labelNames: ['dataset', 'outcome'], registers }),

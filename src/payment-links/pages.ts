@@ -76,6 +76,7 @@ export function paymentLinkPagesRouter(s: Services): Router {
   const security = hostedPageSecurity();
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
   const firstForms = new SlottedPages(FIRST_FORMS_KEPT);
+  const formsSent = { kept: s.metrics.linkForms.labels('kept'), new: s.metrics.linkForms.labels('new'), rendered: s.metrics.linkForms.labels('rendered') };
 
   /** The link of the URL; null when the segment cannot be a link (left to the routes after this one). */
   async function load(req: Request, res: Response): Promise<PaymentLinkRow | null | undefined> {
@@ -114,9 +115,14 @@ export function paymentLinkPagesRouter(s: Services): Router {
     // what it shows (the link's shown fields, every field of the branding, the action, the source).
     if (state === undefined && offers === null) {
       const key = JSON.stringify([SHOWN_FIELDS.map((f) => link[f]), Object.values(brand), action, source]);
-      const page = firstForms.get(key, (slot) => linkPage(link, brand, action, slot, source));
-      if (page) return sendSlotted(res, status, page, token);
+      let made = false;
+      const page = firstForms.get(key, (slot) => ((made = true), linkPage(link, brand, action, slot, source)));
+      if (page) {
+        (made ? formsSent.new : formsSent.kept).inc();
+        return sendSlotted(res, status, page, token);
+      }
     }
+    formsSent.rendered.inc();
     sendHtml(res, status, linkPage(link, brand, action, token, source, state, offers));
   }
 

@@ -2,18 +2,28 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { useTestServer } from '../helpers/server.ts';
 import { createLink } from './helpers.ts';
 import { pathOf, Payer } from '../helpers/payer.ts';
+import { parseExposition, sampleValue } from '../helpers/metrics.ts';
 
 // src/payment-links/pages.ts: the form of a link as first shown is kept as bytes (SlottedPages) by
 // what it shows, with each load's CSRF token filled in. Every load must still be its own page: a
 // token of its own, and what the link and the account show now.
-const t = useTestServer();
+const TOKEN = 'metrics-token-0123456789abcdef';
+const t = useTestServer(() => ({ env: { METRICS_TOKEN: TOKEN } }));
 let key: string;
 beforeAll(async () => {
   key = (await t.account()).test;
 });
 
-const TOKEN = /name="_csrf" value="([^"]+)"/;
-const withoutToken = (html: string) => html.replace(TOKEN, 'name="_csrf" value=""');
+const TOKEN_FIELD = /name="_csrf" value="([^"]+)"/;
+const withoutToken = (html: string) => html.replace(TOKEN_FIELD, 'name="_csrf" value=""');
+
+/** payment_link_forms_total by outcome, as Prometheus reads it from GET /metrics. */
+async function formsSent(): Promise<Record<'kept' | 'new' | 'rendered', number>> {
+  const res = await fetch(`${t.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } });
+  const samples = parseExposition(await res.text());
+  const v = (outcome: string) => sampleValue(samples, 'payment_link_forms_total', { outcome }) ?? 0;
+  return { kept: v('kept'), new: v('new'), rendered: v('rendered') };
+}
 
 describe('the link page kept as bytes', () => {
   it('when two payers open the page, then each gets a token of its own in the same page, and each token opens a session', async () => {
@@ -77,6 +87,16 @@ describe('the link page kept as bytes', () => {
     const direct = await p.get(pathOf(link.url));
     expect(qr.html).toContain('name="src" value="QR"');
     expect(direct.html).toContain('name="src" value="DIRECT"');
+  });
+
+  it('when a page is opened three times and a form comes back with errors, then the metric counts one new, two kept and one rendered', async () => {
+    const link = await createLink(t, key, { collect_email: true });
+    const before = await formsSent();
+    const p = new Payer(t);
+    for (let i = 0; i < 3; i++) expect((await p.get(pathOf(link.url))).status).toBe(200);
+    expect((await p.post(pathOf(link.url), { email: 'not an email' })).status).toBe(400);
+    const after = await formsSent();
+    expect({ kept: after.kept - before.kept, new: after.new - before.new, rendered: after.rendered - before.rendered }).toEqual({ kept: 2, new: 1, rendered: 1 });
   });
 
   it('when the page is asked with HEAD, then it has the headers and length of the page and no body', async () => {
