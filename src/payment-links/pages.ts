@@ -77,6 +77,7 @@ export function paymentLinkPagesRouter(s: Services): Router {
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
   const firstForms = new SlottedPages(FIRST_FORMS_KEPT);
   const formsSent = { kept: s.metrics.linkForms.labels('kept'), new: s.metrics.linkForms.labels('new'), rendered: s.metrics.linkForms.labels('rendered') };
+  for (const series of Object.values(formsSent)) series.inc(0); // each outcome exported from the start, at 0
 
   /** The link of the URL; null when the segment cannot be a link (left to the routes after this one). */
   async function load(req: Request, res: Response): Promise<PaymentLinkRow | null | undefined> {
