@@ -17,20 +17,22 @@ interface Caller {
   keyId: string;
   label: string;
 }
-const callers = new WeakMap<Request, Caller>();
+/** The caller's slot on a request: a symbol, not a WeakMap entry per request (see src/lib/http.ts, BASE_LOG). */
+const CALLER = Symbol('caller');
+type CallerSlot = Request & { [CALLER]?: Caller };
 
 /**
  * Who an API request acts as, for the audit log (issue 25): the key's id and its redacted form
  * (`sk_test_…x9Qe`), never the secret, and the client's address.
  */
 export function apiActor(req: Request): AuditActor {
-  const caller = callers.get(req);
+  const caller = (req as CallerSlot)[CALLER];
   return { type: 'api_key', id: caller?.keyId ?? 'unknown', label: caller?.label ?? 'sk_…', ip: req.ip ?? null };
 }
 
 /** The id of the API key that authenticated this request (set by `authenticate`). */
 export function callingKeyId(req: Request): string | undefined {
-  return callers.get(req)?.keyId;
+  return (req as CallerSlot)[CALLER]?.keyId;
 }
 
 /**
@@ -72,7 +74,7 @@ export function authenticate(sql: Sql, ttlMs: number, log?: Logger): RequestHand
       throw new ApiError('api_key_invalid', `Invalid API key provided: ${key.slice(0, 8)}…${key.slice(-4)}`);
     }
     req.auth = found.owner;
-    callers.set(req, entry.caller!);
+    (req as CallerSlot)[CALLER] = entry.caller!;
     touch(found.keyId, now);
     // A restricted key: every route checks its resource and method here, before any router runs.
     if (found.permissions) checkScope(found.permissions, req.method, req.path);

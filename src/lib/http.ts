@@ -13,25 +13,24 @@ export type RequestObserver = (req: express.Request, res: express.Response, seco
 
 /**
  * The logger a request's `req.log` is made from, and the child once made (lazy: most requests never
- * log). WeakMaps, not properties on the request: properties under symbols were tried (issue 28) and
- * made a GET slower (333 against 305 µs of the service's CPU, 5 interleaved rounds), though a
- * microbenchmark on plain objects said the opposite.
+ * log), held in slots under symbols on the request. Not WeakMaps: an entry in a WeakMap per request
+ * costs an ephemeron the garbage collector must visit (issue 28: two WeakMap entries per GET, for
+ * this and the caller's key, cost about 1 µs a request in a microbenchmark against 4 ns for a slot,
+ * and measured X in the service; decisions.md). Symbols: no JSON, spread or for-in sees them.
  */
-const baseLogs = new WeakMap<express.Request, Logger>();
-const childLogs = new WeakMap<express.Request, Logger>();
+const BASE_LOG = Symbol('baseLog');
+const CHILD_LOG = Symbol('childLog');
+type LogSlots = express.Request & { [BASE_LOG]?: Logger; [CHILD_LOG]?: Logger };
 // Defined once per process on Express's request prototype, which every app's requests inherit.
 Object.defineProperty(express.request, 'log', {
   configurable: true,
-  get(this: express.Request): Logger {
-    let child = childLogs.get(this);
-    if (!child) {
-      child = baseLogs.get(this)!.child({ reqId: this.id });
-      childLogs.set(this, child);
-    }
+  get(this: LogSlots): Logger {
+    let child = this[CHILD_LOG];
+    if (!child) child = this[CHILD_LOG] = this[BASE_LOG]!.child({ reqId: this.id });
     return child;
   },
-  set(this: express.Request, value: Logger) {
-    childLogs.set(this, value);
+  set(this: LogSlots, value: Logger) {
+    this[CHILD_LOG] = value;
   },
 });
 
@@ -49,7 +48,7 @@ export function requestContext(log: Logger, observe?: RequestObserver): RequestH
     const start = process.hrtime.bigint();
     const id = newRequestId();
     req.id = id;
-    baseLogs.set(req, log);
+    (req as LogSlots)[BASE_LOG] = log;
     res.setHeader('Request-Id', id);
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
@@ -62,7 +61,7 @@ export function requestContext(log: Logger, observe?: RequestObserver): RequestH
         line(`,"reqId":${JSON.stringify(id)},"method":${JSON.stringify(req.method)},"path":${JSON.stringify(path)},"status":${res.statusCode},"ms":${rounded}`, 'request');
         return;
       }
-      const child = childLogs.get(req);
+      const child = (req as LogSlots)[CHILD_LOG];
       (child ?? log).info(
         child ? { method: req.method, path, status: res.statusCode, ms: rounded } : { reqId: id, method: req.method, path, status: res.statusCode, ms: rounded },
         'request',
