@@ -179,6 +179,13 @@ export function allowPaymentElement(res: Response, stripe: StripeOrigins): void 
 
 const COOKIE = 'hp_csrf';
 const NONCE = /^[A-Za-z0-9_-]{22}$/;
+/**
+ * The CSRF cookie's attributes after its value, as the cookie package writes them, made once for
+ * plain and secure requests: a nonce is base64url, so nothing in it is encoded, and the header is
+ * the same bytes without a parse of the options per page (issue 28: about 0.35 µs of a first visit).
+ */
+const cookieTail = (secure: boolean) => stringifySetCookie(COOKIE, '', { path: '/', httpOnly: true, sameSite: 'lax', maxAge: 86400, secure }).slice(COOKIE.length + 1);
+const COOKIE_TAILS = { plain: cookieTail(false), secure: cookieTail(true) };
 
 const readCookie = (req: Request, name: string): string | undefined => parseCookie(req.headers.cookie ?? '')[name];
 
@@ -221,7 +228,7 @@ export function createCsrf(sql: Sql): Csrf {
       let nonce = readCookie(req, COOKIE);
       if (!nonce || !NONCE.test(nonce)) {
         nonce = randomView(16).toString('base64url');
-        res.append('Set-Cookie', stringifySetCookie(COOKIE, nonce, { path: '/', httpOnly: true, sameSite: 'lax', maxAge: 86400, secure: req.secure }));
+        res.append('Set-Cookie', `${COOKIE}=${nonce}${req.secure ? COOKIE_TAILS.secure : COOKIE_TAILS.plain}`);
       }
       return sign(nonce, scope);
     },
