@@ -125,10 +125,59 @@ function inTurn(handles: readonly RequestHandler[]): RequestHandler {
   };
 }
 
+/**
+ * A prefix mount without the router's work (issue 28): `handle` run as express runs middleware
+ * mounted at a literal prefix that every request of this router starts with (its key fixes it), so
+ * the layer always matches. Express cuts the prefix in its router's `next` (a match of the layer's
+ * pattern, the cut, the restore, the parameters' callback) on every request; here the same cut and
+ * restore are done directly, with express's own rules (trimPrefix and the restore at the top of
+ * `next` in the router package): req.url loses the prefix and starts with a slash (one added when
+ * it does not), req.baseUrl gains it, both are put back before the next layer, and a throw or a
+ * rejected promise is passed on as Layer#handleRequest passes it. `prefixLength` counts the
+ * prefix's characters, which the URL's own characters replace (express matches case-insensitively).
+ */
+function underPrefix(prefixLength: number, handle: RequestHandler): RequestHandler {
+  return (req, res, next) => {
+    const parentUrl = req.baseUrl;
+    const removed = req.url.slice(0, prefixLength);
+    const rest = req.url.slice(prefixLength);
+    const slashAdded = rest.charCodeAt(0) !== 47; /* / */
+    req.url = slashAdded ? `/${rest}` : rest;
+    req.baseUrl = parentUrl + removed;
+    let restored = false;
+    const back = (err?: unknown): void => {
+      if (!restored) {
+        restored = true;
+        if (slashAdded && (req.url === '/' || req.url.startsWith('/?'))) req.url = req.url.slice(1);
+        req.baseUrl = parentUrl;
+        req.url = removed + req.url;
+      }
+      next(err as Parameters<typeof next>[0]);
+    };
+    try {
+      const ret: unknown = handle(req, res, back);
+      if (ret instanceof Promise) ret.then(undefined, (e: unknown) => back(e ?? new Error('Rejected promise')));
+    } catch (e) {
+      back(e);
+    }
+  };
+}
+
+/** Whether a layer's path is fixed by the key its router serves: one or two literal segments equal to the key's. */
+function fixedByKey(path: string, key: readonly string[]): boolean {
+  const segs = path.split('/').slice(1);
+  if (segs.length === 0 || segs.length > key.length) return false;
+  return segs.every((s, i) => key[i] !== OTHER && PLAIN.test(s) && s !== '' && s.toLowerCase() === key[i]);
+}
+
 /** A middleware function that can run in turn with its neighbours (inTurn): not an error handler, not a router. */
 const plainMiddleware = (e: Entry): e is Extract<Entry, { kind: 'use' }> => e.kind === 'use' && !isRouter(e.handle) && e.handle.length < 4;
 
-function routerOf(entries: Entry[]): Router {
+/**
+ * The router of one key's layers, in their order; middleware at a prefix the key fixes (/v1's key
+ * check, body reader and Idempotency-Key layer, for every /v1 key) runs under underPrefix.
+ */
+function routerOf(entries: Entry[], key: readonly string[]): Router {
   const r = Router();
   for (let i = 0; i < entries.length; i++) {
     const e = entries[i]!;
@@ -136,7 +185,9 @@ function routerOf(entries: Entry[]): Router {
       let end = i + 1;
       if (plainMiddleware(e)) while (end < entries.length && plainMiddleware(entries[end]!) && entries[end]!.path === e.path) end++;
       const group = entries.slice(i, end) as Array<Extract<Entry, { kind: 'use' }>>;
-      r.use(e.path, group.length === 1 ? e.handle : inTurn(group.map((g) => g.handle)));
+      const handle = group.length === 1 ? e.handle : inTurn(group.map((g) => g.handle));
+      if (plainMiddleware(e) && fixedByKey(e.path, key)) r.use('/', underPrefix(e.path.length, handle));
+      else r.use(e.path, handle);
       i = end - 1;
       continue;
     }
@@ -194,7 +245,7 @@ export function routeTable(mounts: readonly Mount[]): RequestHandler & { stack: 
   // A route that cannot handle the method is passed over by express (after matching its path):
   // left out of that method's routers. HEAD keeps them all (express enters a route without a GET for it).
   const handles = (e: Entry, method: string) => e.kind === 'use' || (e.route as Route & { _handlesMethod(m: string): boolean })._handlesMethod(method);
-  const pick = (key: string[], method: string) => routerOf(entries.filter((e, i) => mayAnswer(reaches[i]!, key) && (method === '' || handles(e, method))));
+  const pick = (key: string[], method: string) => routerOf(entries.filter((e, i) => mayAnswer(reaches[i]!, key) && (method === '' || handles(e, method))), key);
   const byKey = new Map<string, Router>();
   for (const method of ['', ...BY_METHOD]) {
     for (const r of reaches) {

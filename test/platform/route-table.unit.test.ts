@@ -91,8 +91,10 @@ function makeApp(table: boolean): express.Express {
   const ms = mounts(() => templates);
   if (table) app.use(routeTable(ms));
   else for (const m of ms) app.use(m.path, m.router);
-  app.use((req, res) => void res.status(404).json({ notFound: req.path }));
-  app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => void res.status(500).json({ error: err.message }));
+  // The trail of middleware passed on the way is part of every answer, a 404 or an error too: what
+  // each middleware saw (req.url, req.baseUrl, req.path) must be the same wherever no route answers.
+  app.use((req, res) => void res.status(404).json({ notFound: req.path, trail: res.locals.trail ?? [] }));
+  app.use((err: Error, _req: Request, res: Response, _next: NextFunction) => void res.status(500).json({ error: err.message, trail: res.locals.trail ?? [] }));
   templates = routeTemplates(app.router as never);
   return app;
 }
@@ -174,8 +176,8 @@ describe('routeTable', () => {
     for (const fault of ['throw', 'next', 'reject', 'reject-empty', 'route', 'router', 'later', 'none']) {
       for (const path of paths) for (const method of ['GET', 'POST', 'DELETE']) await same(method, path, { 'x-key': 'k', 'x-fault': fault });
     }
-    expect(JSON.parse((await same('GET', '/v1/customers/cus_1', { 'x-key': 'k', 'x-fault': 'reject-empty' })).body)).toEqual({ error: 'Rejected promise' });
-    expect(JSON.parse((await same('GET', '/v1/customers/cus_1', { 'x-key': 'k', 'x-fault': 'router' })).body)).toEqual({ notFound: '/v1/customers/cus_1' });
+    expect(JSON.parse((await same('GET', '/v1/customers/cus_1', { 'x-key': 'k', 'x-fault': 'reject-empty' })).body)).toMatchObject({ error: 'Rejected promise' });
+    expect(JSON.parse((await same('GET', '/v1/customers/cus_1', { 'x-key': 'k', 'x-fault': 'router' })).body)).toMatchObject({ notFound: '/v1/customers/cus_1' });
     expect(JSON.parse((await same('GET', '/v1/customers/cus_1', { 'x-key': 'k', 'x-fault': 'later' })).body)).toMatchObject({ at: 'customer' });
   });
 
