@@ -3,6 +3,7 @@ import { createApp } from './app.ts';
 import { loadConfig } from './config.ts';
 import { looserRoleBounds } from './db/bounds.ts';
 import { migrate, migrateRoleBounds, pendingMigrations } from './db/migrate.ts';
+import { autovacuumOff, AUTOVACUUM_OFF_WARNING } from './db/settings.ts';
 import { isDatabaseUnavailable, StartupError } from './lib/dependencies.ts';
 import { createLogger } from './lib/logger.ts';
 import { forkWebProcesses, LISTEN_FAILED, type WebForks } from './ops/cluster.ts';
@@ -68,6 +69,7 @@ export async function run(opts: RunOptions): Promise<void> {
     // fatal: the ones made earlier reach RETENTION_PARTITIONS_AHEAD_DAYS ahead, and the job retries.
     if (cluster.isPrimary) {
       await ensurePartitions(s, new Date()).catch((err: unknown) => log.warn({ err }, 'start-up: making the partitions ahead failed; the retention job tries again'));
+      if (await autovacuumOff(s.sql)) s.log.warn(AUTOVACUUM_OFF_WARNING);
     }
   } catch (err) {
     const e = isDatabaseUnavailable(err)

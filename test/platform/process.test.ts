@@ -50,6 +50,9 @@ describe('the service as a process', () => {
       // No live Stripe keys: live mode takes no payment, says so, and start-up logged it once.
       expect(await acct.json()).toMatchObject({ id, object: 'account', livemode: true, charges_enabled: false });
       expect(svc.out().split('\n').filter((l) => l.includes('live payments are off'))).toHaveLength(1);
+      // The server's autovacuum setting, said once at start-up when it is off (src/db/settings.ts).
+      const [row] = await admin<{ setting: string }[]>`select setting from pg_settings where name = 'autovacuum'`;
+      expect(svc.out().split('\n').filter((l) => l.includes('autovacuum is off'))).toHaveLength(row!.setting === 'off' ? 1 : 0);
 
       // A request whose body is still arriving when SIGTERM comes is finished, then the process exits 0.
       const body = JSON.stringify({ email: 'inflight@example.com' });
