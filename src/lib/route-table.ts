@@ -1,4 +1,4 @@
-import { Router, type RequestHandler } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 
 /**
  * A router and the path it is mounted at. `flatten`: its routes and middleware, and those of the
@@ -97,6 +97,16 @@ function mayAnswer(r: Array<string | null>, key: string[]): boolean {
   return true;
 }
 
+/** Runs a middleware as express's Layer#handleRequest does: a throw or a rejected promise goes to `next`. */
+function runAsLayer(h: RequestHandler, req: Request, res: Response, next: (err?: unknown) => void): void {
+  try {
+    const ret: unknown = h(req, res, next);
+    if (ret instanceof Promise) ret.then(undefined, (e: unknown) => next(e ?? new Error('Rejected promise')));
+  } catch (e) {
+    next(e);
+  }
+}
+
 /**
  * Middleware functions mounted one after another at one path, run as one layer (issue 28: each
  * layer of a prefix cuts the prefix off the URL and puts it back, and its `next` allocates, so
@@ -114,12 +124,7 @@ function inTurn(handles: readonly RequestHandler[]): RequestHandler {
       if (err !== undefined && err !== null && err !== 'route') return next(err);
       const h = handles[i++];
       if (h === undefined) return next();
-      try {
-        const ret: unknown = h(req, res, step);
-        if (ret instanceof Promise) ret.then(undefined, (e: unknown) => step(e ?? new Error('Rejected promise')));
-      } catch (e) {
-        step(e);
-      }
+      runAsLayer(h, req, res, step);
     };
     step();
   };
@@ -154,12 +159,7 @@ function underPrefix(prefixLength: number, handle: RequestHandler): RequestHandl
       }
       next(err as Parameters<typeof next>[0]);
     };
-    try {
-      const ret: unknown = handle(req, res, back);
-      if (ret instanceof Promise) ret.then(undefined, (e: unknown) => back(e ?? new Error('Rejected promise')));
-    } catch (e) {
-      back(e);
-    }
+    runAsLayer(handle, req, res, back);
   };
 }
 
