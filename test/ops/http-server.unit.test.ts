@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenGracefully, type GracefulServer } from '../../src/ops/http-server.ts';
 import { rawAnswer } from '../helpers/raw-http.ts';
@@ -41,5 +41,98 @@ describe('the graceful HTTP server', () => {
       { method: 'POST', endedAtOnce: false },
       { method: 'GET', endedAtOnce: true },
     ]);
+  });
+});
+
+/** A raw keep-alive connection: what it has received, and whether the server has closed it. */
+function rawConnection(port: number) {
+  const socket = net.connect(port, '127.0.0.1');
+  let received = '';
+  let closed = false;
+  socket.on('data', (c: Buffer) => (received += c.toString('latin1')));
+  const ended = new Promise<void>((r) => socket.once('close', () => ((closed = true), r())));
+  socket.on('error', () => {});
+  return {
+    ready: new Promise((r) => socket.once('connect', r)),
+    send: (path: string) => socket.write(`GET ${path} HTTP/1.1\r\nHost: x\r\n\r\n`),
+    received: () => received,
+    closed: () => closed,
+    ended,
+  };
+}
+
+async function until(check: () => boolean, ms = 2000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!check()) {
+    if (Date.now() > end) throw new Error('timed out');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+// The drain keeps no record per request: what a connection is answering is Node's own (the socket's
+// current response). Each case on a server of its own, since a drain ends it.
+describe('the drain', () => {
+  it('when answers are in progress, sent or not, pipelined, or come in during the drain, then each ends, says Connection: close or is followed by the close, and idle connections are closed after the grace', async () => {
+    const held = new Map<string, () => void>();
+    const web = await listenGracefully((req: IncomingMessage, res) => {
+      const path = req.url!;
+      if (path.startsWith('/streaming')) {
+        res.writeHead(200, { 'content-type': 'text/plain' });
+        res.write('part 1;');
+        held.set(path, () => res.end('part 2'));
+      } else if (path.startsWith('/held')) held.set(path, () => res.end(`answer ${path}`));
+      else res.end(`answer ${path}`);
+    }, 0);
+    const port = (web.server.address() as AddressInfo).port;
+    const streaming = rawConnection(port);
+    const held1 = rawConnection(port);
+    const pipelined = rawConnection(port);
+    const idle = rawConnection(port);
+    const late = rawConnection(port);
+    await Promise.all([streaming, held1, pipelined, idle, late].map((c) => c.ready));
+    streaming.send('/streaming');
+    held1.send('/held-1');
+    pipelined.send('/first');
+    pipelined.send('/held-2');
+    late.send('/first');
+    await until(() => held.size === 3 && streaming.received().includes('part 1;') && late.received().includes('answer /first'));
+
+    // Each connection with an answer to give is closed right after it, well before the idle grace.
+    const drained = web.drain({ idleGraceMs: 1500, forceAfterMs: 5000 });
+    // A request on a connection opened before the drain: answered, told the connection closes, closed.
+    late.send('/second');
+    await until(() => late.closed(), 500);
+    expect(late.received()).toMatch(/answer \/first[\s\S]*Connection: close[\s\S]*answer \/second$/);
+
+    // An answer whose headers went out (keep-alive) before the drain: finished, then the connection closes.
+    held.get('/streaming')!();
+    await until(() => streaming.closed(), 500);
+    expect(streaming.received()).toMatch(/Connection: keep-alive[\s\S]*part 1;[\s\S]*part 2/);
+
+    // An answer not yet begun says Connection: close.
+    held.get('/held-1')!();
+    await until(() => held1.closed(), 500);
+    expect(held1.received()).toMatch(/Connection: close[\s\S]*answer \/held-1$/);
+    // Pipelined behind an answer sent before the drain (keep-alive): it says close, and the connection closes.
+    held.get('/held-2')!();
+    await until(() => pipelined.closed(), 500);
+    expect(pipelined.received()).toMatch(/Connection: keep-alive[\s\S]*answer \/first[\s\S]*Connection: close[\s\S]*answer \/held-2$/);
+
+    // The connection with nothing to answer is closed after the grace; then the drain is over, nothing cut.
+    expect(idle.closed()).toBe(false);
+    await until(() => idle.closed(), 3000);
+    expect(await drained).toEqual({ cut: 0 });
+  });
+
+  it('when an answer never ends, then its connection is cut at forceAfterMs and counted', async () => {
+    const web = await listenGracefully(() => {}, 0);
+    const port = (web.server.address() as AddressInfo).port;
+    const stuck = rawConnection(port);
+    const idle = rawConnection(port);
+    await Promise.all([stuck.ready, idle.ready]);
+    stuck.send('/never');
+    await new Promise((r) => setTimeout(r, 50));
+    expect(await web.drain({ idleGraceMs: 10, forceAfterMs: 300 })).toEqual({ cut: 1 });
+    await Promise.all([stuck.ended, idle.ended]);
   });
 });
