@@ -3,6 +3,7 @@ import net, { type AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { listenGracefully, type GracefulServer } from '../../src/ops/http-server.ts';
 import { rawAnswer } from '../helpers/raw-http.ts';
+import { eventually } from '../helpers/wait.ts';
 
 // The web process's server (src/ops/http-server.ts): a request without a body is handed over
 // already read (Node's optimizeEmptyRequests, issue 28), one with a body as a stream to read.
@@ -61,14 +62,6 @@ function rawConnection(port: number) {
   };
 }
 
-async function until(check: () => boolean, ms = 2000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > end) throw new Error('timed out');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
 // The drain keeps no record per request: what a connection is answering is Node's own (the socket's
 // current response). Each case on a server of its own, since a drain ends it.
 describe('the drain', () => {
@@ -95,32 +88,32 @@ describe('the drain', () => {
     pipelined.send('/first');
     pipelined.send('/held-2');
     late.send('/first');
-    await until(() => held.size === 3 && streaming.received().includes('part 1;') && late.received().includes('answer /first'));
+    await eventually(async () => held.size === 3 && streaming.received().includes('part 1;') && late.received().includes('answer /first'), 2000, 5);
 
     // Each connection with an answer to give is closed right after it, well before the idle grace.
     const drained = web.drain({ idleGraceMs: 1500, forceAfterMs: 5000 });
     // A request on a connection opened before the drain: answered, told the connection closes, closed.
     late.send('/second');
-    await until(() => late.closed(), 500);
+    await eventually(async () => late.closed(), 500, 5);
     expect(late.received()).toMatch(/answer \/first[\s\S]*Connection: close[\s\S]*answer \/second$/);
 
     // An answer whose headers went out (keep-alive) before the drain: finished, then the connection closes.
     held.get('/streaming')!();
-    await until(() => streaming.closed(), 500);
+    await eventually(async () => streaming.closed(), 500, 5);
     expect(streaming.received()).toMatch(/Connection: keep-alive[\s\S]*part 1;[\s\S]*part 2/);
 
     // An answer not yet begun says Connection: close.
     held.get('/held-1')!();
-    await until(() => held1.closed(), 500);
+    await eventually(async () => held1.closed(), 500, 5);
     expect(held1.received()).toMatch(/Connection: close[\s\S]*answer \/held-1$/);
     // Pipelined behind an answer sent before the drain (keep-alive): it says close, and the connection closes.
     held.get('/held-2')!();
-    await until(() => pipelined.closed(), 500);
+    await eventually(async () => pipelined.closed(), 500, 5);
     expect(pipelined.received()).toMatch(/Connection: keep-alive[\s\S]*answer \/first[\s\S]*Connection: close[\s\S]*answer \/held-2$/);
 
     // The connection with nothing to answer is closed after the grace; then the drain is over, nothing cut.
     expect(idle.closed()).toBe(false);
-    await until(() => idle.closed(), 3000);
+    await eventually(async () => idle.closed(), 3000, 5);
     expect(await drained).toEqual({ cut: 0 });
   });
 
