@@ -229,13 +229,18 @@ export const isConditional = (req: express.Request): boolean =>
   req.headers['if-none-match'] !== undefined || req.headers['if-modified-since'] !== undefined;
 
 /**
- * A whole body in one `res.end`, with the headers Express's send gives a string (`Content-Type` as
- * given, `Content-Length` in bytes); a HEAD gets the headers only. The status is the response's own.
+ * The headers Express's send gives a whole body (`Content-Type` as given, `Content-Length` in
+ * bytes); true when the request is a HEAD, which then gets the headers only (`res.end()`).
  */
-export function endWhole(res: express.Response, contentType: string, body: string): void {
+export function wholeBodyHeaders(res: express.Response, contentType: string, length: number): boolean {
   res.setHeader('Content-Type', contentType);
-  res.setHeader('Content-Length', Buffer.byteLength(body, 'utf8'));
-  if (res.req.method === 'HEAD') res.end();
+  res.setHeader('Content-Length', length);
+  return res.req.method === 'HEAD';
+}
+
+/** A whole body in one `res.end`, with wholeBodyHeaders; a HEAD gets the headers only. The status is the response's own. */
+export function endWhole(res: express.Response, contentType: string, body: string): void {
+  if (wholeBodyHeaders(res, contentType, Buffer.byteLength(body, 'utf8'))) res.end();
   else res.end(body, 'utf8');
 }
 

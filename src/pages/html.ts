@@ -2,7 +2,7 @@ import type { Response } from 'express';
 import escapeText from 'escape-html';
 import { randomBytes } from 'node:crypto';
 import { setBounded } from '../lib/bounded.ts';
-import { endWhole, isConditional } from '../lib/http.ts';
+import { endWhole, isConditional, wholeBodyHeaders } from '../lib/http.ts';
 
 /**
  * A tiny HTML template tag: every interpolated value is escaped unless it is itself `Html`
@@ -109,9 +109,7 @@ export class SlottedPages {
 export function sendSlotted(res: Response, status: number, page: SlottedPage, value: string): void {
   if (isConditional(res.req)) return sendHtml(res, status, page.head.toString('utf8') + value + page.tail.toString('utf8'));
   res.status(status);
-  res.setHeader('Content-Type', 'text/html; charset=utf-8');
-  res.setHeader('Content-Length', page.head.length + Buffer.byteLength(value, 'utf8') + page.tail.length);
-  if (res.req.method === 'HEAD') return void res.end();
+  if (wholeBodyHeaders(res, 'text/html; charset=utf-8', page.head.length + Buffer.byteLength(value, 'utf8') + page.tail.length)) return void res.end();
   res.cork();
   res.write(page.head);
   res.write(value, 'utf8');
