@@ -183,10 +183,11 @@ function routerOf(entries: Entry[], key: readonly string[]): Router {
     const e = entries[i]!;
     if (e.kind === 'use') {
       let end = i + 1;
-      if (plainMiddleware(e)) while (end < entries.length && plainMiddleware(entries[end]!) && entries[end]!.path === e.path) end++;
+      const plain = plainMiddleware(e);
+      if (plain) while (end < entries.length && plainMiddleware(entries[end]!) && entries[end]!.path === e.path) end++;
       const group = entries.slice(i, end) as Array<Extract<Entry, { kind: 'use' }>>;
       const handle = group.length === 1 ? e.handle : inTurn(group.map((g) => g.handle));
-      if (plainMiddleware(e) && fixedByKey(e.path, key)) r.use('/', underPrefix(e.path.length, handle));
+      if (plain && fixedByKey(e.path, key)) r.use('/', underPrefix(e.path.length, handle));
       else r.use(e.path, handle);
       i = end - 1;
       continue;
