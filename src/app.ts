@@ -96,6 +96,15 @@ function v1Router(s: Services): Router {
   return v1;
 }
 
+/**
+ * A hosted-page router (checkout, link, invoice) at the path of its public URL ('' for the root).
+ * Below the root its routes are flattened into the route table (issue 28: one router less per page);
+ * its error handler, the router's last layer, then follows only its own routes, whose prefix no
+ * other mount shares. At the root it stays whole: flattened there, its error handler would follow
+ * every mount before it.
+ */
+const pages = (path: string, router: Router): Mount => (path === '' ? { path: '/', router } : { path, router, flatten: true });
+
 /** The web process: the /v1 API, the hosted pages and the operational probes. */
 export function createApp(s: Services): express.Express {
   const app = express();
@@ -120,9 +129,9 @@ export function createApp(s: Services): express.Express {
     { path: '/', router: docsRouter(), flatten: true }, // /docs: the API reference (Redoc, from /v1/openapi.json), before pages mounted at /
     { path: PORTAL_PATH, router: portalRouter(s) }, // the customer portal (src/portal): magic-link sign-in, a customer's own records
     // Hosted checkout pages (HTML, helmet, urlencoded forms) before the JSON API.
-    { path: checkoutMountPath(s.config.checkoutUrl) || '/', router: checkoutPagesRouter(s) },
-    { path: paymentLinkMountPath(s.config.publicLinkUrl) || '/', router: paymentLinkPagesRouter(s) },
-    { path: invoiceMountPath(s.config.invoiceUrl) || '/', router: invoicePagesRouter(s) },
+    pages(checkoutMountPath(s.config.checkoutUrl), checkoutPagesRouter(s)),
+    pages(paymentLinkMountPath(s.config.publicLinkUrl), paymentLinkPagesRouter(s)),
+    pages(invoiceMountPath(s.config.invoiceUrl), invoicePagesRouter(s)),
     { path: EXPORT_FILES_PATH, router: exportFilesRouter(s) }, // export runs' files, behind a signed link that expires (src/exports)
     { path: DASHBOARD_PATH, router: dashboardRouter(s) }, // the merchant dashboard (src/dashboard): HTML, sessions, forms
     { path: '/v1', router: v1Router(s), flatten: true },

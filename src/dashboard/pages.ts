@@ -4,6 +4,7 @@ import { pathToFileURL } from 'node:url';
 import express, { Router, type ErrorRequestHandler, type Request, type Response } from 'express';
 import { parseCookie, stringifySetCookie } from 'cookie';
 import { isDatabaseUnavailable } from '../lib/dependencies.ts';
+import { headerOf, setLater } from '../lib/headers.ts';
 import { ApiError } from '../lib/errors.ts';
 import { scriptAsset } from '../pages/assets.ts';
 import { clientAddress, createCsrf, formText, hostedPageSecurity, refuseUnreadableInput, staticScript } from '../pages/index.ts';
@@ -113,7 +114,7 @@ export function dashboardRouter(s: Services): Router {
   const security = hostedPageSecurity(DASH_CSS_HASH);
   r.use((req, res, next) =>
     security(req, res, () => {
-      res.setHeader('Content-Security-Policy', `${String(res.getHeader('Content-Security-Policy'))};script-src 'self'`);
+      setLater(res, 'Content-Security-Policy', `${headerOf(res, 'Content-Security-Policy') ?? ''};script-src 'self'`);
       next();
     }),
   );

@@ -1,5 +1,6 @@
 import express, { type ErrorRequestHandler, type RequestHandler } from 'express';
 import type { Logger } from 'pino';
+import { setLast, setLater } from './headers.ts';
 import { infoLineWriter } from './logger.ts';
 import { isDatabaseUnavailable } from './dependencies.ts';
 import { ApiError } from './errors.ts';
@@ -50,7 +51,7 @@ export function requestContext(log: Logger, observe?: RequestObserver): RequestH
     const id = newRequestId();
     req.id = id;
     (req as LogSlots)[BASE_LOG] = log;
-    res.setHeader('Request-Id', id);
+    setLater(res, 'Request-Id', id); // written with the head (src/lib/headers.ts)
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
       observe?.(req, res, ms / 1000);
@@ -233,8 +234,8 @@ export const isConditional = (req: express.Request): boolean =>
  * bytes); true when the request is a HEAD, which then gets the headers only (`res.end()`).
  */
 export function wholeBodyHeaders(res: express.Response, contentType: string, length: number): boolean {
-  res.setHeader('Content-Type', contentType);
-  res.setHeader('Content-Length', length);
+  setLast(res, 'Content-Type', contentType);
+  setLast(res, 'Content-Length', String(length));
   return res.req.method === 'HEAD';
 }
 

@@ -4,6 +4,7 @@ import helmet from 'helmet';
 import { createHmac, createSecretKey, timingSafeEqual, type KeyObject } from 'node:crypto';
 import type { Db, Sql } from '../db/sql.ts';
 import { setBounded } from '../lib/bounded.ts';
+import { fixedHeaders, headerOf, setLater, setLaterAll } from '../lib/headers.ts';
 import { isDatabaseUnavailable } from '../lib/dependencies.ts';
 import { randomView } from '../lib/random.ts';
 import { sendHtml } from './html.ts';
@@ -12,8 +13,12 @@ import { brandCssHash, messagePage, PAGE_CSS_HASH, type PageBrand } from './layo
 /**
  * Security headers of the hosted pages (not of the JSON API): a strict CSP (no script at all,
  * the one inline stylesheet by hash, no framing), no caching of pages that show payment data.
+ * `formTargets`: URLs whose origins every page of the router may post its forms to (the link
+ * pages' forms end on the hosted checkout), in the policy from the start rather than added per
+ * page by allowFormTargets (issue 28).
  */
-export function hostedPageSecurity(styleHash: string = PAGE_CSS_HASH): RequestHandler {
+export function hostedPageSecurity(styleHash: string = PAGE_CSS_HASH, formTargets: readonly string[] = []): RequestHandler {
+  const targets = [...new Set(formTargets.map((u) => new URL(u).origin))];
   const headers = helmet({
     contentSecurityPolicy: {
       useDefaults: false,
@@ -21,7 +26,7 @@ export function hostedPageSecurity(styleHash: string = PAGE_CSS_HASH): RequestHa
         defaultSrc: ["'none'"],
         styleSrc: [styleHash],
         imgSrc: ["'self'", 'data:'],
-        formAction: ["'self'"],
+        formAction: ["'self'", ...targets],
         frameAncestors: ["'none'"],
         baseUri: ["'none'"],
       },
@@ -30,10 +35,10 @@ export function hostedPageSecurity(styleHash: string = PAGE_CSS_HASH): RequestHa
     frameguard: { action: 'deny' },
     crossOriginResourcePolicy: { policy: 'same-origin' },
   });
-  const set = headersOf(headers);
+  // Written with the head, as one list (src/lib/headers.ts).
+  const set = fixedHeaders([['Cache-Control', 'no-store'], ...headersOf(headers)]);
   return (_req, res, next) => {
-    res.setHeader('Cache-Control', 'no-store');
-    for (const [name, value] of set) res.setHeader(name, value);
+    setLaterAll(res, set);
     next();
   };
 }
@@ -90,10 +95,10 @@ export function allowFormTargets(res: Response, urls: Array<string | null | unde
     const origin = u ? originOf(u) : null;
     if (origin) origins.add(origin);
   }
-  const csp = res.getHeader('Content-Security-Policy');
-  if (typeof csp !== 'string' || origins.size === 0) return;
+  const csp = headerOf(res, 'Content-Security-Policy');
+  if (csp === undefined || origins.size === 0) return;
   const list = [...origins].join(' ');
-  res.setHeader('Content-Security-Policy', rewritten(csp, `f ${list}`, () => csp.replace("form-action 'self'", `form-action 'self' ${list}`)));
+  setLater(res, 'Content-Security-Policy', rewritten(csp, `f ${list}`, () => csp.replace("form-action 'self'", `form-action 'self' ${list}`)));
 }
 
 /**
@@ -126,9 +131,10 @@ export function allowBrand(res: Response, brand: PageBrand): void {
   const logo = brand.logo_url;
   // Without a colour or a logo the policy stays as it is (most pages: nothing to set again).
   if (!color && !logo) return;
-  const csp = res.getHeader('Content-Security-Policy');
-  if (typeof csp !== 'string') return;
-  res.setHeader(
+  const csp = headerOf(res, 'Content-Security-Policy');
+  if (csp === undefined) return;
+  setLater(
+    res,
     'Content-Security-Policy',
     rewritten(csp, `b ${color ?? ''} ${logo ?? ''}`, () => {
       let out = csp;
@@ -162,8 +168,8 @@ function subdomainsOf(u: URL): string[] {
  * 'none', and nothing else (no inline script, no eval) is opened.
  */
 export function allowPaymentElement(res: Response, stripe: StripeOrigins): void {
-  const csp = res.getHeader('Content-Security-Policy');
-  if (typeof csp !== 'string') return;
+  const csp = headerOf(res, 'Content-Security-Policy');
+  if (csp === undefined) return;
   const js = new URL(stripe.jsUrl);
   const api = new URL(stripe.apiUrl);
   // Stripe's 3-D Secure frames come from hooks.stripe.com, the sibling of api.stripe.com; a
@@ -171,7 +177,8 @@ export function allowPaymentElement(res: Response, stripe: StripeOrigins): void 
   const hooks = api.hostname.startsWith('api.') ? `${api.protocol}//hooks.${api.hostname.slice(4)}${api.port ? `:${api.port}` : ''}` : api.origin;
   const jsSources = [js.origin, ...subdomainsOf(js)];
   const list = (xs: string[]) => [...new Set(xs)].join(' ');
-  res.setHeader(
+  setLater(
+    res,
     'Content-Security-Policy',
     `${csp};script-src 'self' ${list(jsSources)};frame-src ${list([...jsSources, hooks])};connect-src 'self' ${api.origin}`,
   );
@@ -228,7 +235,7 @@ export function createCsrf(sql: Sql): Csrf {
       let nonce = readCookie(req, COOKIE);
       if (!nonce || !NONCE.test(nonce)) {
         nonce = randomView(16).toString('base64url');
-        res.append('Set-Cookie', `${COOKIE}=${nonce}${req.secure ? COOKIE_TAILS.secure : COOKIE_TAILS.plain}`);
+        setLater(res, 'Set-Cookie', `${COOKIE}=${nonce}${req.secure ? COOKIE_TAILS.secure : COOKIE_TAILS.plain}`, true);
       }
       return sign(nonce, scope);
     },

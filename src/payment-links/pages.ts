@@ -6,7 +6,6 @@ import { getBranding } from '../auth/keys.ts';
 import { isId } from '../lib/ids.ts';
 import {
   allowBrand,
-  allowFormTargets,
   clientAddress,
   createCsrf,
   formText,
@@ -73,7 +72,8 @@ export function paymentLinkPagesRouter(s: Services): Router {
   const base = paymentLinkMountPath(s.config.publicLinkUrl);
   const csrf = createCsrf(s.sql);
   const limits = hostedPageLimits(s);
-  const security = hostedPageSecurity();
+  // The form posts to the hosted checkout: its origin in form-action on every page of the router.
+  const security = hostedPageSecurity(undefined, [s.config.checkoutUrl]);
   const form = express.urlencoded({ extended: false, limit: '8kb', parameterLimit: 20 });
   const firstForms = new SlottedPages(FIRST_FORMS_KEPT);
   const formsSent = { kept: s.metrics.linkForms.labels('kept'), new: s.metrics.linkForms.labels('new'), rendered: s.metrics.linkForms.labels('rendered') };
@@ -107,7 +107,6 @@ export function paymentLinkPagesRouter(s: Services): Router {
   }
 
   async function showForm(req: Request, res: Response, link: PaymentLinkRow, source: LinkSource, status: number, state?: PayerForm) {
-    allowFormTargets(res, [s.config.checkoutUrl]);
     const token = await csrf.token(req, res, link.id);
     const brand = await branding(res, link);
     const action = `${base}/${encodeURIComponent(String(req.params.key))}`;

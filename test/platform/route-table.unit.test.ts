@@ -28,6 +28,13 @@ function mounts(templates: () => Templates): Mount[] {
   checkout.get('/:id', answer('checkout-page'));
   checkout.post('/:id/pay', answer('checkout-pay'));
   checkout.use((err: Error, _req: Request, res: Response, _next: NextFunction) => void res.status(400).json({ pageError: err.message }));
+  // A page router taken out of its nesting (the app flattens the link pages, mounted at /l): its
+  // error handler must catch its own routes' errors and no one else's.
+  const links = Router();
+  links.get('/:key', trail('link-security'), (req, res, next) => (req.params.key === 'fail' ? next(new Error('link failed')) : answer('link-page')(req, res)));
+  links.post('/:key', (req, _res, next) => (req.params.key === 'throw' ? Promise.reject(new Error('link threw')) : next()));
+  links.get('/:key/paid', answer('link-paid'));
+  links.use((err: Error, req: Request, res: Response, _next: NextFunction) => void res.status(409).json({ linkError: err.message, base: req.baseUrl, url: req.url }));
   const rootPages = Router().get('/:page', (req, res, next) => (req.params.page === 'about' ? answer('about')(req, res) : next()));
 
   const v1 = Router();
@@ -80,6 +87,7 @@ function mounts(templates: () => Templates): Mount[] {
     { path: '/', router: health, flatten: true },
     { path: '/', router: stripe, flatten: true },
     { path: '/checkout', router: checkout },
+    { path: '/l', router: links, flatten: true },
     { path: '/', router: rootPages },
     { path: '/v1', router: v1, flatten: true },
   ];
@@ -149,7 +157,7 @@ const PATHS = [
   '/v1/customers/cus_1/portal-sessions', '/v1/customers/pass', '/v1/customers/%63us', '/v1/%63ustomers/cus_1', '/v1//customers',
   '/v1/customers/cus_1/notes', '/v1/unknown/x', '/v1/api-keys', '/v1/events/evt_1', '/v1/events/evt_1/deliveries',
   '/v1/events/evt_1/resend', '/v1/test-helpers/pay/p_1', '/v1/test-helpers/deep/x', '/v1/test-helpers/deep', '//x', '/v1?x',
-  '/v1/customers/caf%C3%A9', '/v1/cust%2Fomers/x',
+  '/v1/customers/caf%C3%A9', '/v1/cust%2Fomers/x', '/l/tea', '/L/tea/', '/l/fail', '/l/throw', '/l/tea/paid', '/l', '/l/', '/l/a/b/c',
 ];
 const METHODS = ['GET', 'HEAD', 'POST', 'DELETE', 'OPTIONS', 'PUT', 'PATCH', 'PURGE'];
 
@@ -169,6 +177,12 @@ describe('routeTable', () => {
     expect(JSON.parse(d.body)).toMatchObject({ at: 'healthz', template: '/healthz' });
     const e = await same('OPTIONS', '/v1/customers/cus_1');
     expect(e.allow).toBeDefined();
+    const f = await same('GET', '/L/fail');
+    expect([f.status, JSON.parse(f.body)]).toEqual([409, { linkError: 'link failed', base: '/L', url: '/fail' }]);
+    const g = await same('POST', '/l/throw');
+    expect([g.status, JSON.parse(g.body)]).toEqual([409, { linkError: 'link threw', base: '/l', url: '/throw' }]);
+    const h = await same('GET', '/l/tea');
+    expect(JSON.parse(h.body)).toMatchObject({ at: 'link-page', params: { key: 'tea' }, trail: ['link-security'], template: '/l/:key' });
   });
 
   it('when a middleware run in turn with others throws, passes an error, rejects, skips or leaves the router, then both apps answer the same', async () => {
@@ -182,7 +196,7 @@ describe('routeTable', () => {
   });
 
   it('when paths are made at random from the routes\' segments, in any case, encoded or not, then both apps answer the same', async () => {
-    const segment = fc.constantFrom('v1', 'V1', 'customers', 'CUSTOMERS', 'cus_1', 'pass', 'portal-sessions', 'notes', 'events', 'evt_1', 'deliveries', 'resend', 'api-keys', 'test-helpers', 'deep', 'pay', 'healthz', 'checkout', 'about', 'status', 'Status', 'openapi.json', '', '%63ustomers', 'caf%C3%A9', 'a.b', '~x', ':id', '*');
+    const segment = fc.constantFrom('v1', 'V1', 'customers', 'CUSTOMERS', 'cus_1', 'pass', 'portal-sessions', 'notes', 'events', 'evt_1', 'deliveries', 'resend', 'api-keys', 'test-helpers', 'deep', 'pay', 'healthz', 'checkout', 'l', 'L', 'fail', 'throw', 'paid', 'about', 'status', 'Status', 'openapi.json', '', '%63ustomers', 'caf%C3%A9', 'a.b', '~x', ':id', '*');
     const query = fc.constantFrom('', '?x=1', '?', '?a/b');
     await fc.assert(
       fc.asyncProperty(fc.array(segment, { maxLength: 5 }), query, fc.constantFrom(...METHODS), fc.boolean(), async (segs, q, method, key) => {
