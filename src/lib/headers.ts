@@ -77,6 +77,7 @@ function wrapWriteHead(): void {
  */
 export function setLater(res: ServerResponse, name: string, value: string, add = false): void {
   if (!wrapped) wrapWriteHead();
+  if (res.headersSent) return void res.setHeader(name, value); // too late: throws as setHeader does
   const r = res as Later;
   let kept = r[LATER];
   const lower = lowerOf(name);
@@ -141,6 +142,7 @@ export function fixedHeaders(pairs: ReadonlyArray<readonly [string, string]>): F
 /** Keeps every header of `fixed`, each as setLater would. */
 export function setLaterAll(res: ServerResponse, fixed: FixedHeaders): void {
   if (!wrapped) wrapWriteHead();
+  if (res.headersSent) return void res.setHeader(fixed.flat[0]!, fixed.flat[1]!); // too late: throws as setHeader does
   const r = res as Later;
   const kept = r[LATER];
   // Nothing set yet under any of these names (the usual case: only the request id is kept): appended as they are.

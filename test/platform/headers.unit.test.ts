@@ -49,6 +49,17 @@ const routes: Record<string, (res: Response) => void> = {
     res.end();
   },
   '/none': (res) => void res.end('none'),
+  // Kept after the head is written: refused as setHeader refuses it, not dropped.
+  '/late': (res) => {
+    res.writeHead(200);
+    let refused = '';
+    try {
+      setLater(res, 'X-Late', '1');
+    } catch (err) {
+      refused = (err as { code?: string }).code ?? 'thrown';
+    }
+    res.end(refused);
+  },
   // A fixed list after the request id: appended as it is.
   '/fixed': (res) => {
     setLater(res, 'Request-Id', 'req_5');
@@ -168,6 +179,10 @@ describe('headers kept until the head is written', () => {
       ['content-length', '4'],
     ]);
     expect(() => fixedHeaders([['A', '1'], ['a', '2']])).toThrow(/twice/);
+  });
+
+  it('when a header is kept after the head is written, then it is refused as setHeader refuses it', async () => {
+    expect((await answer('/late')).body).toBe('ERR_HTTP_HEADERS_SENT');
   });
 
   it('when nothing is kept, then the answer is written as Node writes it', async () => {
