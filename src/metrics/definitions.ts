@@ -269,6 +269,9 @@ export function createMetrics(opts: { poolStats: () => PoolState | null }) {
     exportDownloadBytes: new Counter({ name: 'export_download_bytes_total', help: 'Bytes of stored export files sent to downloads.', registers }),
   };
 
+  const byMode = (c: Counter<'mode'>) => [c.labels({ mode: modeOf(false) }), c.labels({ mode: modeOf(true) })] as const;
+  const sessionCounts = { created: byMode(m.sessionsCreated), paid: byMode(m.sessionsPaid), expired: byMode(m.sessionsExpired) };
+
   return {
     ...m,
     /** Set while this process runs workers: its scrapes then read the queues and the delivery backlog. */
@@ -277,10 +280,12 @@ export function createMetrics(opts: { poolStats: () => PoolState | null }) {
     webhookAttempt(ok: boolean, statusCode: number | null): void {
       m.webhookAttempts.inc({ outcome: ok ? 'succeeded' : 'failed', status_class: statusClass(statusCode) });
     },
-    /** Checkout sessions created, paid or expired (after their commit). */
+    /**
+     * Checkout sessions created, paid or expired (after their commit). Through each mode's labelled
+     * child, made once: `inc(labels)` hashes its label object on every call (issue 28: every create counts one).
+     */
     checkoutSessions(transition: 'created' | 'paid' | 'expired', livemode: boolean, count = 1): void {
-      const counter = transition === 'created' ? m.sessionsCreated : transition === 'paid' ? m.sessionsPaid : m.sessionsExpired;
-      counter.inc({ mode: modeOf(livemode) }, count);
+      sessionCounts[transition][livemode ? 1 : 0].inc(count);
     },
     /** A fraud rule or block list decided an attempt (after its commit). */
     fraudDecision(action: 'allow' | 'block' | 'review', livemode: boolean): void {
