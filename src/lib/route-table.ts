@@ -198,21 +198,35 @@ function routerOf(entries: Entry[], key: readonly string[]): Router {
   return r;
 }
 
-/** The first DEPTH segments of a request's URL, lowercased; null when one is not plain. */
+/** Per character code below 128: 0 not in a plain segment, 1 plain, 2 plain and an upper-case letter (PLAIN, as a table). */
+const PLAIN_CODES = new Uint8Array(128);
+for (let c = 0; c < 128; c++) {
+  const ch = String.fromCharCode(c);
+  if (PLAIN.test(ch)) PLAIN_CODES[c] = ch === ch.toLowerCase() ? 1 : 2;
+}
+
+/**
+ * The first DEPTH segments of a request's URL, lowercased; null when one is not plain. One pass
+ * over each segment's characters (issue 28: no regular expression and no lowercasing per segment
+ * unless it holds an upper-case letter).
+ */
 function keyOf(url: string): string[] | null {
   if (url.charCodeAt(0) !== 47 /* / */) return null;
   const key: string[] = [];
   let at = 1;
   for (let i = 0; i < DEPTH; i++) {
     let end = at;
+    let upper = false;
     while (end < url.length) {
       const c = url.charCodeAt(end);
       if (c === 47 || c === 63 /* ? */) break;
+      const kind = c < 128 ? PLAIN_CODES[c] : 0;
+      if (kind === 0) return null;
+      if (kind === 2) upper = true;
       end++;
     }
     const s = at <= url.length ? url.slice(at, end) : '';
-    if (!PLAIN.test(s)) return null;
-    key.push(s.toLowerCase());
+    key.push(upper ? s.toLowerCase() : s);
     at = url.charCodeAt(end) === 47 ? end + 1 : url.length + 1;
   }
   return key;
